@@ -1,0 +1,59 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_reasonctl_global_optspecs
+    string join \n threads= q/quiet h/help V/version
+end
+
+function __fish_reasonctl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_reasonctl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_reasonctl_using_subcommand
+    set -l cmd (__fish_reasonctl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -s h -l help -d 'Print help'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
+trig\t'TriG (`.trig`), RDF 1.2'
+ntriples\t'N-Triples (`.nt`), RDF 1.2'
+nquads\t'N-Quads (`.nq`), RDF 1.2'
+rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
+jsonld\t'JSON-LD (`.jsonld`)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l base -d 'The base IRI relative IRIs resolve against (default: each file\'s own file:// IRI)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s o -l output -d 'Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l out-dir -d 'Write one file per graph into DIR (named after the graph IRI, percent-encoded; graphs.tsv lists them)' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l format -d 'Output syntax (default: trig on stdout, the extension of -o FILE, turtle in --out-dir)' -r -f -a "trig\t'TriG: Turtle with named graphs'
+nquads\t'N-Quads: one quad a line'
+turtle\t'Turtle: one graph'
+ntriples\t'N-Triples: one triple a line, one graph'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l out-dir -d 'Where to write it' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,103 @@
+//! This module defines the command line: clap [`Args`], their conversion into validated settings, and the hidden
+//! `generate` command that writes man pages and shell completions.
+
+pub mod generate;
+pub mod settings;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::output::RdfOutputFormat;
+use crate::store::load::DataFormat;
+
+/// RDF reasoning from the command line: rules as SPARQL CONSTRUCT or JSON-LD queries, run to a fixpoint.
+#[derive(Debug, Parser)]
+#[command(name = "reasonctl", version, about, long_about = None, propagate_version = true)]
+pub struct Args {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Worker threads (default: one per core). Output does not depend on it.
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// No progress bars.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Load the data, run the rules to a fixpoint, and write the facts per named graph.
+    Materialize(MaterializeArgs),
+    /// Write the man pages or shell completions (for packagers).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// Data inputs, shared by the commands that read data.
+#[derive(Debug, clap::Args)]
+pub struct DataArgs {
+    /// Data files (Turtle, TriG, N-Triples, N-Quads, RDF/XML, JSON-LD; RDF 1.2 included); `-` reads stdin.
+    #[arg(value_name = "DATA", required = true)]
+    pub data: Vec<String>,
+
+    /// The syntax of every data file, instead of guessing it from the extension (stdin: default nquads).
+    #[arg(long, value_name = "FORMAT")]
+    pub data_format: Option<DataFormat>,
+
+    /// The base IRI relative IRIs resolve against (default: each file's own file:// IRI).
+    #[arg(long, value_name = "IRI")]
+    pub base: Option<String>,
+}
+
+/// `reasonctl materialize`.
+#[derive(Debug, clap::Args)]
+pub struct MaterializeArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+
+    /// Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        conflicts_with = "out_dir"
+    )]
+    pub output: Option<PathBuf>,
+
+    /// Write one file per graph into DIR (named after the graph IRI, percent-encoded; graphs.tsv lists them).
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+
+    /// Output syntax (default: trig on stdout, the extension of -o FILE, turtle in --out-dir).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<RdfOutputFormat>,
+
+    /// Write the asserted facts too, not only the derived ones.
+    #[arg(long)]
+    pub include_asserted: bool,
+}
+
+/// `reasonctl generate`.
+#[derive(Debug, clap::Args)]
+pub struct GenerateArgs {
+    /// What to generate.
+    pub what: GenerateKind,
+
+    /// Where to write it.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+}
+
+/// Generated artefacts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GenerateKind {
+    /// Man pages (roff), one per command.
+    Man,
+    /// Shell completions for bash, zsh, fish and PowerShell.
+    Completions,
+}

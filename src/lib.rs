@@ -1,0 +1,8 @@
+//! reasonctl: an RDF reasoner whose rules are ordinary queries, run to a fixpoint by a planned query executor.
+//!
+//! Modules depend downward only: `cli → app → output → store`. See `DESIGN.md` for the map.
+
+pub mod app;
+pub mod cli;
+pub mod output;
+pub mod store;

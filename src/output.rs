@@ -1,0 +1,153 @@
+//! This module defines where results go: RDF writers, atomic files, progress bars.
+
+pub mod files;
+pub mod progress;
+pub mod rdf;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use miette::Diagnostic;
+use thiserror::Error;
+
+use crate::store::{Dictionary, Quad, TermId, TermRef};
+pub use rdf::RdfOutputFormat;
+
+/// Where a dataset is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// Standard output.
+    Stdout,
+    /// One file, written atomically.
+    File(PathBuf),
+    /// One file per graph in a directory (plus a `graphs.tsv` index), each written atomically.
+    Dir(PathBuf),
+}
+
+/// Why output failed.
+#[derive(Debug, Error, Diagnostic)]
+pub enum OutputError {
+    /// A file could not be written.
+    #[error("cannot write {path}: {reason}")]
+    #[diagnostic(
+        code(reasonctl::output::write),
+        help("check that the directory exists and is writable; nothing was left half-written")
+    )]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// Writing to standard output failed.
+    #[error("cannot write to standard output: {0}")]
+    #[diagnostic(code(reasonctl::output::stdout))]
+    Stdout(#[source] io::Error),
+    /// A one-graph syntax was asked for a dataset with named graphs.
+    #[error(
+        "{format} cannot say which graph a triple is in, and the output has {graphs} named graph(s)"
+    )]
+    #[diagnostic(
+        code(reasonctl::output::graphs_need_quads),
+        help(
+            "use --format trig or --format nquads, or --out-dir DIR to write one {format} file per graph"
+        )
+    )]
+    GraphsNeedQuads {
+        /// The requested syntax.
+        format: &'static str,
+        /// How many named graphs the output holds.
+        graphs: usize,
+    },
+}
+
+impl OutputError {
+    /// Whether the reader of standard output went away (`| head`): not a failure of ours.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, OutputError::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+/// Writes quads (in output order, see [`rdf::sort_quads`]) to a target.
+pub fn write_dataset(
+    dict: &Dictionary,
+    prefixes: &[(String, String)],
+    quads: &[Quad],
+    format: RdfOutputFormat,
+    target: &OutputTarget,
+) -> Result<(), OutputError> {
+    match target {
+        OutputTarget::Stdout => {
+            check_graphs(quads, format)?;
+            let stdout = io::stdout().lock();
+            let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+            rdf::write_quads(dict, prefixes, quads, format, &mut out)
+                .map_err(OutputError::Stdout)?;
+            out.flush().map_err(OutputError::Stdout)
+        }
+        OutputTarget::File(path) => {
+            check_graphs(quads, format)?;
+            files::write_atomically(path, |w| {
+                rdf::write_quads(dict, prefixes, quads, format, w).map(|_| ())
+            })
+            .map_err(write_error(path.clone()))
+        }
+        OutputTarget::Dir(dir) => {
+            files::ensure_dir(dir).map_err(write_error(dir.clone()))?;
+            let mut index = String::from("file\tgraph\n");
+            for chunk in quads.chunk_by(|a, b| a[0] == b[0]) {
+                let graph = chunk[0][0];
+                let iri = match dict.get(graph) {
+                    TermRef::Iri(iri) => Some(iri.to_string()),
+                    TermRef::Blank(n) => Some(format!("_:b{n}")),
+                    _ => None,
+                };
+                let name = format!(
+                    "{}.{}",
+                    files::graph_file_stem(iri.as_deref()),
+                    format.extension()
+                );
+                let path = dir.join(&name);
+                files::write_atomically(&path, |w| {
+                    rdf::write_quads(dict, prefixes, chunk, format, w).map(|_| ())
+                })
+                .map_err(write_error(path.clone()))?;
+                index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
+            }
+            let path = dir.join("graphs.tsv");
+            files::write_atomically(&path, |w| w.write_all(index.as_bytes()))
+                .map_err(write_error(path))
+        }
+    }
+}
+
+/// The error for a failed write of `path`, without the temporary file's name the I/O layer adds.
+fn write_error(path: PathBuf) -> impl FnOnce(io::Error) -> OutputError {
+    move |e| {
+        let text = e.to_string();
+        let reason = text.split(" at path ").next().unwrap_or(&text).to_owned();
+        OutputError::Write { path, reason }
+    }
+}
+
+fn check_graphs(quads: &[Quad], format: RdfOutputFormat) -> Result<(), OutputError> {
+    if format.holds_graphs() {
+        return Ok(());
+    }
+    let mut named: Vec<TermId> = quads
+        .iter()
+        .map(|q| q[0])
+        .filter(|&g| g != TermId::DEFAULT_GRAPH)
+        .collect();
+    named.dedup();
+    named.sort_unstable();
+    named.dedup();
+    if named.is_empty() {
+        Ok(())
+    } else {
+        Err(OutputError::GraphsNeedQuads {
+            format: format.name(),
+            graphs: named.len(),
+        })
+    }
+}

@@ -1,0 +1,59 @@
+//! This module defines [`Progress`]: indicatif bars on stderr when it is a terminal, nothing otherwise.
+
+use std::io::IsTerminal;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::store::load::LoadProgress;
+
+/// A progress display, hidden off a terminal or under `--quiet`.
+pub struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    /// A display that draws only when stderr is a terminal and `quiet` is off.
+    pub fn new(quiet: bool) -> Self {
+        let visible = !quiet && std::io::stderr().is_terminal();
+        let bar = ProgressBar::with_draw_target(
+            None,
+            if visible {
+                ProgressDrawTarget::stderr()
+            } else {
+                ProgressDrawTarget::hidden()
+            },
+        );
+        Self { bar }
+    }
+}
+
+impl LoadProgress for Progress {
+    fn begin(&self, name: &str, len: Option<u64>) {
+        self.bar.reset();
+        self.bar.set_position(0);
+        let style = match len {
+            Some(len) => {
+                self.bar.set_length(len);
+                ProgressStyle::with_template(
+                    "{msg:.bold} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                )
+            }
+            None => {
+                self.bar.unset_length();
+                ProgressStyle::with_template("{msg:.bold} {spinner} {bytes} {bytes_per_sec}")
+            }
+        };
+        if let Ok(style) = style {
+            self.bar.set_style(style.progress_chars("=> "));
+        }
+        self.bar.set_message(format!("loading {name}"));
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.bar.inc(bytes);
+    }
+
+    fn end(&self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -1,0 +1,273 @@
+//! This module defines the RDF writers: quads sorted by term text, serialized as TriG, N-Quads, Turtle or N-Triples.
+
+use std::cmp::Ordering;
+use std::io::{self, Write};
+
+use oxrdf::{GraphName, Quad as OxQuad, Term};
+use oxrdfio::{RdfFormat, RdfSerializer};
+
+use crate::store::{Dictionary, LiteralKind, Quad, TermId, TermRef};
+
+/// An RDF syntax the writers produce.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RdfOutputFormat {
+    /// TriG: Turtle with named graphs.
+    Trig,
+    /// N-Quads: one quad a line.
+    #[value(name = "nquads")]
+    NQuads,
+    /// Turtle: one graph.
+    Turtle,
+    /// N-Triples: one triple a line, one graph.
+    #[value(name = "ntriples")]
+    NTriples,
+}
+
+impl RdfOutputFormat {
+    /// Whether the syntax can say which graph a triple is in.
+    pub fn holds_graphs(self) -> bool {
+        matches!(self, RdfOutputFormat::Trig | RdfOutputFormat::NQuads)
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            RdfOutputFormat::Trig => "trig",
+            RdfOutputFormat::NQuads => "nq",
+            RdfOutputFormat::Turtle => "ttl",
+            RdfOutputFormat::NTriples => "nt",
+        }
+    }
+
+    /// The format an output file extension names.
+    pub fn from_extension(ext: &str) -> Option<Self> {
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "trig" => RdfOutputFormat::Trig,
+            "nq" => RdfOutputFormat::NQuads,
+            "ttl" => RdfOutputFormat::Turtle,
+            "nt" => RdfOutputFormat::NTriples,
+            _ => return None,
+        })
+    }
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RdfOutputFormat::Trig => "trig",
+            RdfOutputFormat::NQuads => "nquads",
+            RdfOutputFormat::Turtle => "turtle",
+            RdfOutputFormat::NTriples => "ntriples",
+        }
+    }
+
+    fn rdf_format(self) -> RdfFormat {
+        match self {
+            RdfOutputFormat::Trig => RdfFormat::TriG,
+            RdfOutputFormat::NQuads => RdfFormat::NQuads,
+            RdfOutputFormat::Turtle => RdfFormat::Turtle,
+            RdfOutputFormat::NTriples => RdfFormat::NTriples,
+        }
+    }
+}
+
+/// Compares two terms by kind (IRIs, blank nodes, literals, triple terms) and then by text.
+///
+/// This is the order of every output: it depends on the terms only, never on ids or thread count.
+pub fn cmp_terms(dict: &Dictionary, a: TermId, b: TermId) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (ta, tb) = (dict.get(a), dict.get(b));
+    kind_rank(&ta)
+        .cmp(&kind_rank(&tb))
+        .then_with(|| match (ta, tb) {
+            (TermRef::Iri(x), TermRef::Iri(y)) => x.cmp_text(&y),
+            (TermRef::Blank(x), TermRef::Blank(y)) => x.cmp(&y),
+            (
+                TermRef::Literal {
+                    lexical: lx,
+                    kind: kx,
+                },
+                TermRef::Literal {
+                    lexical: ly,
+                    kind: ky,
+                },
+            ) => lx.cmp(ly).then_with(|| cmp_literal_kinds(dict, kx, ky)),
+            (TermRef::Triple(x), TermRef::Triple(y)) => x
+                .iter()
+                .zip(&y)
+                .map(|(&i, &j)| cmp_terms(dict, i, j))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal),
+            _ => Ordering::Equal,
+        })
+}
+
+fn kind_rank(t: &TermRef<'_>) -> u8 {
+    match t {
+        TermRef::DefaultGraph => 0,
+        TermRef::Iri(_) => 1,
+        TermRef::Blank(_) => 2,
+        TermRef::Literal { .. } => 3,
+        TermRef::Triple(_) => 4,
+    }
+}
+
+fn cmp_literal_kinds(dict: &Dictionary, a: LiteralKind<'_>, b: LiteralKind<'_>) -> Ordering {
+    let rank = |k: &LiteralKind<'_>| match k {
+        LiteralKind::Simple => 0,
+        LiteralKind::Lang { .. } => 1,
+        LiteralKind::Typed(_) => 2,
+    };
+    rank(&a).cmp(&rank(&b)).then_with(|| match (a, b) {
+        (
+            LiteralKind::Lang {
+                tag: ta,
+                direction: da,
+            },
+            LiteralKind::Lang {
+                tag: tb,
+                direction: db,
+            },
+        ) => ta.cmp(tb).then(da.cmp(&db)),
+        (LiteralKind::Typed(x), LiteralKind::Typed(y)) => cmp_terms(dict, x, y),
+        _ => Ordering::Equal,
+    })
+}
+
+/// Sorts quads into output order: graph, subject, predicate, object, each by [`cmp_terms`]; drops duplicates.
+pub fn sort_quads(dict: &Dictionary, quads: &mut Vec<Quad>) {
+    let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.sort_by(|&a, &b| cmp_terms(dict, a, b));
+    let mut rank = vec![0u32; dict.len()];
+    for (r, id) in ids.iter().enumerate() {
+        rank[id.index()] = r as u32;
+    }
+    quads.sort_unstable_by_key(|q| q.map(|t| rank[t.index()]));
+    quads.dedup();
+}
+
+/// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
+pub fn write_quads<W: Write>(
+    dict: &Dictionary,
+    prefixes: &[(String, String)],
+    quads: &[Quad],
+    format: RdfOutputFormat,
+    writer: W,
+) -> io::Result<W> {
+    let mut serializer = RdfSerializer::from_format(format.rdf_format());
+    if matches!(format, RdfOutputFormat::Trig | RdfOutputFormat::Turtle) {
+        for (name, iri) in used_prefixes(dict, prefixes, quads) {
+            serializer = match serializer.clone().with_prefix(name, iri) {
+                Ok(s) => s,
+                Err(_) => serializer, // a prefix the writer cannot print is left out; full IRIs are written
+            };
+        }
+    }
+    let mut out = serializer.for_writer(writer);
+    for &[g, s, p, o] in quads {
+        let graph_name = if format.holds_graphs() {
+            dict.to_graph_name(g)
+        } else {
+            GraphName::DefaultGraph
+        };
+        let object: Term = dict.to_oxrdf(o).expect("an object is a term");
+        let quad = OxQuad::new(
+            dict.to_subject(s),
+            oxrdf::NamedNode::new_unchecked(dict.iri_text(p)),
+            object,
+            graph_name,
+        );
+        out.serialize_quad(&quad)?;
+    }
+    out.finish()
+}
+
+/// The declared prefixes some IRI of the output starts with.
+fn used_prefixes<'p>(
+    dict: &Dictionary,
+    prefixes: &'p [(String, String)],
+    quads: &[Quad],
+) -> Vec<(&'p str, &'p str)> {
+    let mut used = vec![false; prefixes.len()];
+    let mut mark = |id: TermId| {
+        if let TermRef::Iri(iri) = dict.get(id) {
+            for (i, (_, ns)) in prefixes.iter().enumerate() {
+                if !used[i] && iri.len() > ns.len() && starts_with(&iri, ns) {
+                    used[i] = true;
+                }
+            }
+        }
+    };
+    let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        mark(id);
+    }
+    prefixes
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|((n, i), _)| (n.as_str(), i.as_str()))
+        .collect()
+}
+
+fn starts_with(iri: &crate::store::Iri<'_>, prefix: &str) -> bool {
+    if prefix.len() <= iri.ns.len() {
+        iri.ns.starts_with(prefix)
+    } else {
+        prefix.starts_with(iri.ns) && iri.local.starts_with(&prefix[iri.ns.len()..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::load::{DataFormat, Loader, NoProgress};
+
+    fn roundtrip(input: &str, format: RdfOutputFormat) -> String {
+        let mut loader = Loader::new();
+        loader
+            .load_reader("t", input.as_bytes(), DataFormat::Trig, None, &NoProgress)
+            .unwrap();
+        let store = loader.finish();
+        let mut quads: Vec<Quad> = store
+            .quads
+            .graphs()
+            .flat_map(|(g, idx)| idx.triples().iter().map(move |&[s, p, o]| [g, s, p, o]))
+            .collect();
+        sort_quads(&store.dict, &mut quads);
+        let out = write_quads(&store.dict, &store.prefixes, &quads, format, Vec::new()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn nquads_output_is_sorted_by_term_text_and_keeps_lexical_forms() {
+        let out = roundtrip(
+            "<http://e/z> <http://e/p> \"01\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+             <http://e/g> { <http://e/a> <http://e/p> \"x\"@en . }\n\
+             <http://e/a> <http://e/p> <http://e/b> .\n",
+            RdfOutputFormat::NQuads,
+        );
+        assert_eq!(
+            out,
+            "<http://e/a> <http://e/p> <http://e/b> .\n\
+             <http://e/z> <http://e/p> \"01\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
+             <http://e/a> <http://e/p> \"x\"@en <http://e/g> .\n"
+        );
+    }
+
+    #[test]
+    fn trig_output_reuses_only_the_prefixes_it_needs() {
+        let out = roundtrip(
+            "PREFIX e: <http://e/>\nPREFIX unused: <http://unused/>\ne:a e:p e:b .\n",
+            RdfOutputFormat::Trig,
+        );
+        assert!(out.contains("@prefix e: <http://e/>"), "{out}");
+        assert!(!out.contains("unused"), "{out}");
+        assert!(out.contains("e:a e:p e:b"), "{out}");
+    }
+}

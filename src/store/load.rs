@@ -1,0 +1,860 @@
+//! This module defines the loader: RDF files (or stdin) parsed by oxrdfio and interned into a [`Store`].
+//!
+//! Each source keeps its own blank-node scope, so `_:b` in two files are two nodes. Blank nodes are numbered in
+//! order of first appearance, which makes ids (and therefore output) the same from run to run even though the
+//! parser names anonymous nodes (`[]`, annotation reifiers) at random.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::mpsc;
+
+use hashbrown::HashMap;
+use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
+use thiserror::Error;
+
+use super::term::{TermId, Triple};
+use super::{Dictionary, QuadStore, Store};
+
+/// An input of the loader.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DataSource {
+    /// A file.
+    File(PathBuf),
+    /// Standard input (`-` on the command line).
+    Stdin,
+}
+
+impl DataSource {
+    /// `-` is stdin, anything else a path.
+    pub fn from_arg(arg: &str) -> Self {
+        if arg == "-" {
+            DataSource::Stdin
+        } else {
+            DataSource::File(PathBuf::from(arg))
+        }
+    }
+
+    /// The name diagnostics use.
+    pub fn name(&self) -> String {
+        match self {
+            DataSource::File(p) => p.display().to_string(),
+            DataSource::Stdin => "<stdin>".to_owned(),
+        }
+    }
+}
+
+/// An RDF syntax the loader reads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DataFormat {
+    /// Turtle (`.ttl`), RDF 1.2.
+    Turtle,
+    /// TriG (`.trig`), RDF 1.2.
+    Trig,
+    /// N-Triples (`.nt`), RDF 1.2.
+    #[value(name = "ntriples")]
+    NTriples,
+    /// N-Quads (`.nq`), RDF 1.2.
+    #[value(name = "nquads")]
+    NQuads,
+    /// RDF/XML (`.rdf`, `.owl`, `.xml`).
+    #[value(name = "rdfxml")]
+    RdfXml,
+    /// JSON-LD (`.jsonld`).
+    #[value(name = "jsonld")]
+    JsonLd,
+}
+
+impl DataFormat {
+    /// The format a file extension names, if any.
+    pub fn from_extension(ext: &str) -> Option<Self> {
+        Some(match ext.to_ascii_lowercase().as_str() {
+            "ttl" | "turtle" => DataFormat::Turtle,
+            "trig" => DataFormat::Trig,
+            "nt" => DataFormat::NTriples,
+            "nq" => DataFormat::NQuads,
+            "rdf" | "owl" | "xml" => DataFormat::RdfXml,
+            "jsonld" => DataFormat::JsonLd,
+            _ => return None,
+        })
+    }
+
+    /// The format of a path, from its extension.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        path.extension()
+            .and_then(|e| e.to_str())
+            .and_then(Self::from_extension)
+    }
+
+    fn rdf_format(self) -> RdfFormat {
+        match self {
+            DataFormat::Turtle => RdfFormat::Turtle,
+            DataFormat::Trig => RdfFormat::TriG,
+            DataFormat::NTriples => RdfFormat::NTriples,
+            DataFormat::NQuads => RdfFormat::NQuads,
+            DataFormat::RdfXml => RdfFormat::RdfXml,
+            DataFormat::JsonLd => RdfFormat::JsonLd {
+                profile: JsonLdProfileSet::empty(),
+            },
+        }
+    }
+}
+
+/// The extensions the loader recognises, for messages.
+pub const KNOWN_EXTENSIONS: &str = ".ttl .trig .nt .nq .rdf .owl .xml .jsonld";
+
+/// How sources are read.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// The base IRI relative IRIs resolve against; `None`: each file's own `file://` IRI (stdin: none).
+    pub base: Option<String>,
+    /// The syntax of every source; `None`: from each file's extension.
+    pub format: Option<DataFormat>,
+}
+
+/// Where loading reports its progress (bytes read); the application draws it, the library never prints.
+pub trait LoadProgress: Sync {
+    /// A source starts; `len` is its size when known.
+    fn begin(&self, name: &str, len: Option<u64>);
+    /// `bytes` more were read.
+    fn advance(&self, bytes: u64);
+    /// The source is done.
+    fn end(&self);
+}
+
+/// Progress that goes nowhere.
+pub struct NoProgress;
+
+impl LoadProgress for NoProgress {
+    fn begin(&self, _: &str, _: Option<u64>) {}
+    fn advance(&self, _: u64) {}
+    fn end(&self) {}
+}
+
+/// Why loading failed.
+#[derive(Debug, Error, Diagnostic)]
+pub enum LoadError {
+    /// A data file does not exist.
+    #[error("data file {path} does not exist")]
+    #[diagnostic(
+        code(reasonctl::load::missing_file),
+        help("check the path; pass `-` to read standard input")
+    )]
+    Missing {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// A data file could not be read.
+    #[error("cannot read data file {path}: {source}")]
+    #[diagnostic(
+        code(reasonctl::load::unreadable),
+        help("check that the path is a readable file, not a directory")
+    )]
+    Unreadable {
+        /// The path as given.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
+    /// A data file's extension names no known RDF syntax.
+    #[error("cannot tell the RDF syntax of {path} from its extension")]
+    #[diagnostic(
+        code(reasonctl::load::unknown_format),
+        help(
+            "rename it to one of {KNOWN_EXTENSIONS}, or pass --data-format turtle|trig|ntriples|nquads|rdfxml|jsonld"
+        )
+    )]
+    UnknownFormat {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// A syntax error in a data file.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Syntax(Box<SyntaxError>),
+    /// A syntax error the parser could not place (RDF/XML).
+    #[error("{file}: {message}")]
+    #[diagnostic(
+        code(reasonctl::load::syntax),
+        help("fix the {format} syntax; if the file is in another syntax, pass --data-format")
+    )]
+    SyntaxUnplaced {
+        /// The source name.
+        file: String,
+        /// The parser's message.
+        message: String,
+        /// The syntax that was expected.
+        format: &'static str,
+    },
+    /// The base IRI is not an absolute IRI.
+    #[error("the base IRI {iri:?} is invalid: {message}")]
+    #[diagnostic(
+        code(reasonctl::load::bad_base),
+        help("pass an absolute IRI to --base, such as http://example.org/")
+    )]
+    BadBase {
+        /// The IRI as given.
+        iri: String,
+        /// Why it was refused.
+        message: String,
+    },
+    /// More distinct terms than 32-bit ids can number.
+    #[error("{file}: more than {limit} distinct terms")]
+    #[diagnostic(
+        code(reasonctl::load::too_many_terms),
+        help("split the dataset; reasonctl numbers terms with 32-bit ids")
+    )]
+    TooManyTerms {
+        /// The source name.
+        file: String,
+        /// The limit.
+        limit: u64,
+    },
+}
+
+/// A syntax error at a known place, with the offending line.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{file}:{line}:{column}: {message}")]
+#[diagnostic(
+    code(reasonctl::load::syntax),
+    help(
+        "fix the {format} syntax at {file}:{line}:{column}; if the file is in another syntax, pass --data-format"
+    )
+)]
+pub struct SyntaxError {
+    /// The source name.
+    pub file: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column (in characters).
+    pub column: u64,
+    /// The parser's message.
+    pub message: String,
+    /// The syntax that was expected.
+    pub format: &'static str,
+    /// The offending line.
+    #[source_code]
+    pub snippet: Option<SourceWindow>,
+    /// The error's position.
+    #[label("here")]
+    pub span: Option<SourceSpan>,
+}
+
+/// Dictionary size past which the loader stops before ids overflow.
+const TERM_LIMIT: usize = (u32::MAX - (1 << 16)) as usize;
+
+/// Loads every source, in order, into one store.
+pub fn load(
+    sources: &[DataSource],
+    options: &LoadOptions,
+    progress: &dyn LoadProgress,
+) -> Result<Store, LoadError> {
+    let mut loader = Loader::new();
+    for source in sources {
+        loader.load_source(source, options, progress)?;
+    }
+    Ok(loader.finish())
+}
+
+/// Accumulates sources into a dictionary and per-graph triple lists; [`Loader::finish`] indexes them.
+#[derive(Default)]
+pub struct Loader {
+    dict: Dictionary,
+    graph_slots: HashMap<TermId, usize>,
+    graphs: Vec<(TermId, Vec<Triple>)>,
+    prefixes: Vec<(String, String)>,
+}
+
+impl Loader {
+    /// An empty loader.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Parses one source.
+    pub fn load_source(
+        &mut self,
+        source: &DataSource,
+        options: &LoadOptions,
+        progress: &dyn LoadProgress,
+    ) -> Result<(), LoadError> {
+        match source {
+            DataSource::Stdin => {
+                let format = options.format.unwrap_or(DataFormat::NQuads);
+                progress.begin("<stdin>", None);
+                let result = self.load_reader(
+                    "<stdin>",
+                    io::stdin(),
+                    format,
+                    options.base.as_deref(),
+                    progress,
+                );
+                progress.end();
+                result
+            }
+            DataSource::File(path) => {
+                let format = match options.format.or_else(|| DataFormat::from_path(path)) {
+                    Some(f) => f,
+                    None => return Err(LoadError::UnknownFormat { path: path.clone() }),
+                };
+                let file = open(path)?;
+                let len = file.metadata().ok().map(|m| m.len());
+                let base = match &options.base {
+                    Some(b) => b.clone(),
+                    None => file_iri(path),
+                };
+                let name = path.display().to_string();
+                progress.begin(&name, len);
+                let result = self.load_reader(
+                    &name,
+                    BufReader::with_capacity(1 << 16, file),
+                    format,
+                    Some(&base),
+                    progress,
+                );
+                progress.end();
+                result.map_err(|e| match e {
+                    LoadError::Unreadable { source, .. } => LoadError::Unreadable {
+                        path: path.clone(),
+                        source,
+                    },
+                    other => other,
+                })
+            }
+        }
+    }
+
+    /// Parses one reader in one syntax; `name` is what diagnostics call it.
+    ///
+    /// Parsing runs on its own thread and hands batches of quads to this one, which interns them: on two cores
+    /// the load then costs about the parse alone.
+    pub fn load_reader(
+        &mut self,
+        name: &str,
+        reader: impl Read + Send,
+        format: DataFormat,
+        base: Option<&str>,
+        progress: &dyn LoadProgress,
+    ) -> Result<(), LoadError> {
+        let mut parser = RdfParser::from_format(format.rdf_format());
+        if let Some(base) = base {
+            parser = parser.with_base_iri(base).map_err(|e| LoadError::BadBase {
+                iri: base.to_owned(),
+                message: e.to_string(),
+            })?;
+        }
+        let (tx, rx) = mpsc::sync_channel::<Parsed>(8);
+        std::thread::scope(|scope| {
+            scope.spawn(move || parse_batches(parser, reader, name, format, progress, tx));
+            let mut blanks: HashMap<Box<str>, TermId> = HashMap::new();
+            let mut blank = |dict: &mut Dictionary, label: &str| -> TermId {
+                if let Some(&id) = blanks.get(label) {
+                    return id;
+                }
+                let id = dict.new_blank_node();
+                blanks.insert(label.into(), id);
+                id
+            };
+            let mut last_graph: Option<(oxrdf::GraphName, usize)> = None;
+            for message in rx {
+                let batch = match message {
+                    Parsed::Quads(batch) => batch,
+                    Parsed::Failed(e) => return Err(e),
+                    Parsed::Prefixes(prefixes) => {
+                        for (prefix, iri) in prefixes {
+                            if !self.prefixes.iter().any(|(p, _)| *p == prefix) {
+                                self.prefixes.push((prefix, iri));
+                            }
+                        }
+                        continue;
+                    }
+                };
+                if self.dict.len() > TERM_LIMIT {
+                    return Err(LoadError::TooManyTerms {
+                        file: name.to_owned(),
+                        limit: TERM_LIMIT as u64,
+                    });
+                }
+                for quad in batch {
+                    let slot = match &last_graph {
+                        Some((g, slot)) if *g == quad.graph_name => *slot,
+                        _ => {
+                            let id = match quad.graph_name.as_ref() {
+                                oxrdf::GraphNameRef::DefaultGraph => TermId::DEFAULT_GRAPH,
+                                oxrdf::GraphNameRef::NamedNode(n) => {
+                                    self.dict.intern_iri(n.as_str())
+                                }
+                                oxrdf::GraphNameRef::BlankNode(b) => {
+                                    blank(&mut self.dict, b.as_str())
+                                }
+                            };
+                            let slot = self.graph_slot(id);
+                            last_graph = Some((quad.graph_name.clone(), slot));
+                            slot
+                        }
+                    };
+                    let s = self
+                        .dict
+                        .intern_term(quad.subject.as_ref().into(), &mut blank);
+                    let p = self.dict.intern_iri(quad.predicate.as_str());
+                    let o = self.dict.intern_term(quad.object.as_ref(), &mut blank);
+                    self.graphs[slot].1.push([s, p, o]);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn graph_slot(&mut self, graph: TermId) -> usize {
+        let graphs = &mut self.graphs;
+        *self.graph_slots.entry(graph).or_insert_with(|| {
+            graphs.push((graph, Vec::new()));
+            graphs.len() - 1
+        })
+    }
+
+    /// Indexes everything loaded.
+    pub fn finish(self) -> Store {
+        Store {
+            dict: self.dict,
+            quads: QuadStore::from_graphs(self.graphs),
+            prefixes: self.prefixes,
+        }
+    }
+}
+
+/// What the parsing thread hands over.
+enum Parsed {
+    /// The next quads, in document order.
+    Quads(Vec<oxrdf::Quad>),
+    /// The prefixes the document declared (sent once, at the end).
+    Prefixes(Vec<(String, String)>),
+    /// Parsing stopped.
+    Failed(LoadError),
+}
+
+/// Quads per batch handed from the parsing thread to the interning one.
+const BATCH: usize = 4096;
+
+/// The parsing thread: reads `reader`, sends batches, then the prefixes, or the error that stopped it. Returns
+/// early when the receiver has gone (the interning side failed).
+fn parse_batches(
+    parser: RdfParser,
+    reader: impl Read,
+    name: &str,
+    format: DataFormat,
+    progress: &dyn LoadProgress,
+    tx: mpsc::SyncSender<Parsed>,
+) {
+    let kept = Rc::new(RefCell::new(Kept::default()));
+    let tail = Tail {
+        inner: Counted {
+            inner: reader,
+            progress,
+            pending: 0,
+        },
+        kept: Rc::clone(&kept),
+    };
+    let mut quads = parser.for_reader(tail);
+    let mut batch = Vec::with_capacity(BATCH);
+    for next in quads.by_ref() {
+        match next {
+            Ok(q) => batch.push(q),
+            Err(e) => {
+                let error = match e {
+                    RdfParseError::Io(e) => LoadError::Unreadable {
+                        path: PathBuf::from(name),
+                        source: e,
+                    },
+                    RdfParseError::Syntax(e) => syntax_error(name, format, &e, &kept.borrow()),
+                };
+                let _ = tx.send(Parsed::Quads(batch));
+                let _ = tx.send(Parsed::Failed(error));
+                return;
+            }
+        }
+        if batch.len() == BATCH
+            && tx
+                .send(Parsed::Quads(std::mem::replace(
+                    &mut batch,
+                    Vec::with_capacity(BATCH),
+                )))
+                .is_err()
+        {
+            return;
+        }
+    }
+    let prefixes = quads
+        .prefixes()
+        .map(|(p, i)| (p.to_owned(), i.to_owned()))
+        .collect();
+    if tx.send(Parsed::Quads(batch)).is_ok() {
+        let _ = tx.send(Parsed::Prefixes(prefixes));
+    }
+}
+
+fn open(path: &Path) -> Result<File, LoadError> {
+    match File::open(path) {
+        Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => Err(LoadError::Unreadable {
+            path: path.to_owned(),
+            source: io::Error::new(io::ErrorKind::IsADirectory, "it is a directory"),
+        }),
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(LoadError::Missing {
+            path: path.to_owned(),
+        }),
+        Err(e) => Err(LoadError::Unreadable {
+            path: path.to_owned(),
+            source: e,
+        }),
+    }
+}
+
+/// The `file://` IRI of a path, made absolute, with the characters an IRI path cannot hold percent-encoded.
+pub fn file_iri(path: &Path) -> String {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let text = absolute.to_string_lossy().replace('\\', "/");
+    let mut iri = String::from("file://");
+    if !text.starts_with('/') {
+        iri.push('/');
+    }
+    for c in text.chars() {
+        match c {
+            'A'..='Z'
+            | 'a'..='z'
+            | '0'..='9'
+            | '-'
+            | '.'
+            | '_'
+            | '~'
+            | '/'
+            | ':'
+            | '@'
+            | '!'
+            | '$'
+            | '&'
+            | '\''
+            | '('
+            | ')'
+            | '*'
+            | '+'
+            | ','
+            | ';'
+            | '=' => iri.push(c),
+            c if !c.is_ascii() && !c.is_control() => iri.push(c),
+            c => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    iri.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+    }
+    iri
+}
+
+fn syntax_error(
+    name: &str,
+    format: DataFormat,
+    error: &oxrdfio::RdfSyntaxError,
+    tail: &Kept,
+) -> LoadError {
+    let format = format_name(format);
+    let Some(location) = error.location() else {
+        return LoadError::SyntaxUnplaced {
+            file: name.to_owned(),
+            message: error.to_string(),
+            format,
+        };
+    };
+    let offset = location.start.offset;
+    let len = location.end.offset.saturating_sub(offset).max(1);
+    let snippet = tail.window(name, offset, location.start.line);
+    let span = snippet.as_ref().map(|w| {
+        let available = (w.offset + w.text.len() as u64).saturating_sub(offset);
+        SourceSpan::new((offset as usize).into(), len.min(available) as usize)
+    });
+    LoadError::Syntax(Box::new(SyntaxError {
+        file: name.to_owned(),
+        line: location.start.line + 1,
+        column: location.start.column + 1,
+        message: short_message(&error.to_string()),
+        format,
+        snippet,
+        span,
+    }))
+}
+
+/// The parser's message without its own position prefix (we print `file:line:col` ourselves).
+fn short_message(message: &str) -> String {
+    // oxttl writes "Parser error at line L column C: message" or "… between … and …: message".
+    match message.split_once(": ") {
+        Some((head, rest)) if head.contains("line") && head.contains("column") => rest.to_owned(),
+        _ => message.to_owned(),
+    }
+}
+
+fn format_name(format: DataFormat) -> &'static str {
+    match format {
+        DataFormat::Turtle => "Turtle",
+        DataFormat::Trig => "TriG",
+        DataFormat::NTriples => "N-Triples",
+        DataFormat::NQuads => "N-Quads",
+        DataFormat::RdfXml => "RDF/XML",
+        DataFormat::JsonLd => "JSON-LD",
+    }
+}
+
+/// A reader that reports bytes to a [`LoadProgress`], in steps of at least 1 MiB.
+struct Counted<'p, R> {
+    inner: R,
+    progress: &'p dyn LoadProgress,
+    pending: u64,
+}
+
+impl<R> Counted<'_, R> {
+    fn flush_progress(&mut self) {
+        if self.pending > 0 {
+            self.progress.advance(self.pending);
+            self.pending = 0;
+        }
+    }
+}
+
+impl<R> Drop for Counted<'_, R> {
+    fn drop(&mut self) {
+        self.flush_progress();
+    }
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.pending += n as u64;
+        if self.pending >= 1 << 20 {
+            self.flush_progress();
+        }
+        Ok(n)
+    }
+}
+
+/// A reader that remembers the last bytes it passed on, so a syntax error can quote its line.
+struct Tail<R> {
+    inner: R,
+    kept: Rc<RefCell<Kept>>,
+}
+
+/// The last bytes a [`Tail`] passed on.
+#[derive(Default)]
+struct Kept {
+    kept: Vec<u8>,
+    /// Offset of `kept[0]` in the whole input.
+    start: u64,
+}
+
+const TAIL_KEEP: usize = 1 << 16;
+
+impl Kept {
+    fn push(&mut self, bytes: &[u8]) {
+        let n = bytes.len();
+        if self.kept.len() + n > 2 * TAIL_KEEP {
+            let drop = (self.kept.len() + n)
+                .saturating_sub(TAIL_KEEP)
+                .min(self.kept.len());
+            self.kept.drain(..drop);
+            self.start += drop as u64;
+        }
+        let skip = n.saturating_sub(2 * TAIL_KEEP);
+        self.start += skip as u64;
+        self.kept.extend_from_slice(&bytes[skip..]);
+    }
+
+    /// The line holding `offset` (cut to about 160 characters around it), if the kept bytes still hold it.
+    fn window(&self, name: &str, offset: u64, line: u64) -> Option<SourceWindow> {
+        let end_all = self.start + self.kept.len() as u64;
+        if offset < self.start || offset > end_all {
+            return None;
+        }
+        let at = (offset - self.start) as usize;
+        let line_start = self.kept[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        if line_start == 0 && self.start > 0 {
+            return None; // the line begins before the kept bytes
+        }
+        let line_end = self.kept[at..]
+            .iter()
+            .position(|&b| b == b'\n' || b == b'\r')
+            .map_or(self.kept.len(), |i| at + i);
+        let mut from = line_start.max(at.saturating_sub(80));
+        let mut to = line_end.min(at + 80).max(at);
+        while from > line_start && !is_char_boundary(&self.kept, from) {
+            from -= 1;
+        }
+        while to < line_end && !is_char_boundary(&self.kept, to) {
+            to += 1;
+        }
+        let text = String::from_utf8_lossy(&self.kept[from..to]).into_owned();
+        Some(SourceWindow {
+            name: name.to_owned(),
+            text,
+            offset: self.start + from as u64,
+            line: line as usize,
+        })
+    }
+}
+
+fn is_char_boundary(bytes: &[u8], i: usize) -> bool {
+    bytes.get(i).is_none_or(|&b| (b as i8) >= -0x40)
+}
+
+impl<R: Read> Read for Tail<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.kept.borrow_mut().push(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// One excerpt of an input, placed at its real offset and line so diagnostics show true line numbers.
+#[derive(Clone)]
+pub struct SourceWindow {
+    name: String,
+    text: String,
+    /// Byte offset of `text` in the whole input.
+    offset: u64,
+    /// 0-based line number of `text`'s first line.
+    line: usize,
+}
+
+impl fmt::Debug for SourceWindow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {:?}", self.name, self.line + 1, self.text)
+    }
+}
+
+impl SourceWindow {
+    /// The excerpt's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl SourceCode for SourceWindow {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let base = self.offset as usize;
+        let local_offset = span
+            .offset()
+            .checked_sub(base)
+            .ok_or(MietteError::OutOfBounds)?;
+        let local = SourceSpan::new(local_offset.into(), span.len());
+        let inner = self
+            .text
+            .read_span(&local, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            SourceSpan::new((inner.span().offset() + base).into(), inner.span().len()),
+            inner.line() + self.line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TermRef;
+
+    fn load_str(text: &str, format: DataFormat) -> Result<Store, LoadError> {
+        let mut loader = Loader::new();
+        loader.load_reader(
+            "test",
+            text.as_bytes(),
+            format,
+            Some("http://example.org/base/"),
+            &NoProgress,
+        )?;
+        Ok(loader.finish())
+    }
+
+    #[test]
+    fn annotations_become_three_triples_with_a_reifier() {
+        let store = load_str(
+            "PREFIX : <http://example.org/>\n:a :knows :b ~ :r {| :confidence 0.9 |} .\n",
+            DataFormat::Turtle,
+        )
+        .unwrap();
+        let g = store.quads.graph(TermId::DEFAULT_GRAPH).unwrap();
+        assert_eq!(g.len(), 3);
+        let reifies = crate::store::well_known::RDF_REIFIES;
+        let (_, keys) = g.range(&[None, Some(reifies), None]);
+        assert_eq!(keys.len(), 1);
+        let object = keys[0][1];
+        assert!(matches!(store.dict.get(object), TermRef::Triple(_)));
+    }
+
+    #[test]
+    fn blank_node_labels_are_scoped_per_source() {
+        let mut loader = Loader::new();
+        for _ in 0..2 {
+            loader
+                .load_reader(
+                    "x",
+                    "_:b <http://e/p> \"v\" .\n".as_bytes(),
+                    DataFormat::NTriples,
+                    None,
+                    &NoProgress,
+                )
+                .unwrap();
+        }
+        let store = loader.finish();
+        assert_eq!(store.quads.len(), 2);
+    }
+
+    #[test]
+    fn relative_iris_resolve_against_the_base() {
+        let store = load_str("<a> <p> <#c> .", DataFormat::Turtle).unwrap();
+        assert!(store.dict.lookup_iri("http://example.org/base/a").is_some());
+        assert!(
+            store
+                .dict
+                .lookup_iri("http://example.org/base/#c")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn a_syntax_error_reports_line_column_and_the_offending_line() {
+        let err = load_str(
+            "<http://e/a> <http://e/p> <http://e/o> .\n<http://e/a> <http://e/p> oops .\n",
+            DataFormat::Turtle,
+        )
+        .unwrap_err();
+        let LoadError::Syntax(e) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((e.line, e.column), (2, 27));
+        assert_eq!(
+            e.snippet.as_ref().unwrap().text(),
+            "<http://e/a> <http://e/p> oops ."
+        );
+    }
+
+    #[test]
+    fn file_iris_are_absolute_and_escaped() {
+        let iri = file_iri(Path::new("/tmp/a b/c#d.ttl"));
+        assert_eq!(iri, "file:///tmp/a%20b/c%23d.ttl");
+    }
+}

@@ -1,0 +1,252 @@
+//! This module defines the asserted quads: per graph, one [`TripleIndex`] of sorted permutation arrays.
+//!
+//! Every triple pattern has a bound prefix in one of the three orders SPO, POS and OSP, so any pattern is one
+//! binary-searched range, and the length of that range is an exact count for the planner.
+
+use rayon::slice::ParallelSliceMut;
+
+use super::term::{TermId, Triple};
+
+/// A triple pattern: `Some` for a bound position, `None` for a free one (subject, predicate, object).
+pub type Pattern = [Option<TermId>; 3];
+
+/// One of the three sort orders a triple index keeps.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Perm {
+    /// Subject, predicate, object.
+    Spo,
+    /// Predicate, object, subject.
+    Pos,
+    /// Object, subject, predicate.
+    Osp,
+}
+
+impl Perm {
+    /// The order whose leading positions are exactly the bound ones, and how many lead.
+    pub fn for_pattern(pattern: &Pattern) -> (Perm, usize) {
+        match pattern.map(|t| t.is_some()) {
+            [false, false, false] => (Perm::Spo, 0),
+            [true, false, false] => (Perm::Spo, 1),
+            [true, true, false] => (Perm::Spo, 2),
+            [true, true, true] => (Perm::Spo, 3),
+            [false, true, false] => (Perm::Pos, 1),
+            [false, true, true] => (Perm::Pos, 2),
+            [false, false, true] => (Perm::Osp, 1),
+            [true, false, true] => (Perm::Osp, 2),
+        }
+    }
+
+    /// Reorders an SPO triple into this order.
+    #[inline]
+    pub fn to_key(self, [s, p, o]: Triple) -> [TermId; 3] {
+        match self {
+            Perm::Spo => [s, p, o],
+            Perm::Pos => [p, o, s],
+            Perm::Osp => [o, s, p],
+        }
+    }
+
+    /// Turns a key in this order back into an SPO triple.
+    #[inline]
+    pub fn to_triple(self, [a, b, c]: [TermId; 3]) -> Triple {
+        match self {
+            Perm::Spo => [a, b, c],
+            Perm::Pos => [c, a, b],
+            Perm::Osp => [b, c, a],
+        }
+    }
+
+    /// The bound prefix of a pattern in this order (only the first `len` entries are meaningful).
+    #[inline]
+    pub fn prefix(self, pattern: &Pattern) -> [TermId; 3] {
+        let [s, p, o] = pattern.map(Option::unwrap_or_default);
+        self.to_key([s, p, o])
+    }
+}
+
+/// The range of `keys` (sorted) whose first `len` entries equal `prefix`'s.
+pub fn prefix_range<T>(
+    keys: &[T],
+    key_of: impl Fn(&T) -> [TermId; 3],
+    prefix: [TermId; 3],
+    len: usize,
+) -> std::ops::Range<usize> {
+    if len == 0 {
+        return 0..keys.len();
+    }
+    let p = &prefix[..len];
+    let start = keys.partition_point(|k| &key_of(k)[..len] < p);
+    let end = start + keys[start..].partition_point(|k| &key_of(k)[..len] <= p);
+    start..end
+}
+
+/// The triples of one graph, sorted three ways; each array holds keys in its own order.
+#[derive(Debug, Default, Clone)]
+pub struct TripleIndex {
+    spo: Vec<[TermId; 3]>,
+    pos: Vec<[TermId; 3]>,
+    osp: Vec<[TermId; 3]>,
+}
+
+impl TripleIndex {
+    /// Sorts and deduplicates `triples` (SPO) and builds the other two orders.
+    pub fn from_triples(mut triples: Vec<Triple>) -> Self {
+        triples.par_sort_unstable();
+        triples.dedup();
+        triples.shrink_to_fit();
+        let permuted = |perm: Perm| {
+            let mut keys: Vec<[TermId; 3]> = triples.iter().map(|&t| perm.to_key(t)).collect();
+            keys.par_sort_unstable();
+            keys
+        };
+        let pos = permuted(Perm::Pos);
+        let osp = permuted(Perm::Osp);
+        Self {
+            spo: triples,
+            pos,
+            osp,
+        }
+    }
+
+    /// How many triples.
+    pub fn len(&self) -> usize {
+        self.spo.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.spo.is_empty()
+    }
+
+    /// The keys of one order.
+    pub fn keys(&self, perm: Perm) -> &[[TermId; 3]] {
+        match perm {
+            Perm::Spo => &self.spo,
+            Perm::Pos => &self.pos,
+            Perm::Osp => &self.osp,
+        }
+    }
+
+    /// The matches of a pattern: the order they are sorted in, and the keys in that order.
+    pub fn range(&self, pattern: &Pattern) -> (Perm, &[[TermId; 3]]) {
+        let (perm, len) = Perm::for_pattern(pattern);
+        let keys = self.keys(perm);
+        let range = prefix_range(keys, |k| *k, perm.prefix(pattern), len);
+        (perm, &keys[range])
+    }
+
+    /// The exact number of matches of a pattern.
+    pub fn count(&self, pattern: &Pattern) -> usize {
+        self.range(pattern).1.len()
+    }
+
+    /// Whether the triple is present.
+    pub fn contains(&self, triple: Triple) -> bool {
+        self.spo.binary_search(&triple).is_ok()
+    }
+
+    /// All triples in SPO order.
+    pub fn triples(&self) -> &[Triple] {
+        &self.spo
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        (self.spo.capacity() + self.pos.capacity() + self.osp.capacity()) * size_of::<Triple>()
+    }
+}
+
+/// The asserted quads, one [`TripleIndex`] per graph, graphs ordered by id.
+#[derive(Debug, Default, Clone)]
+pub struct QuadStore {
+    graphs: Vec<(TermId, TripleIndex)>,
+}
+
+impl QuadStore {
+    /// A store from per-graph triple lists (any order, duplicates allowed).
+    pub fn from_graphs(graphs: impl IntoIterator<Item = (TermId, Vec<Triple>)>) -> Self {
+        let mut graphs: Vec<(TermId, TripleIndex)> = graphs
+            .into_iter()
+            .filter(|(_, triples)| !triples.is_empty())
+            .map(|(g, triples)| (g, TripleIndex::from_triples(triples)))
+            .collect();
+        graphs.sort_unstable_by_key(|(g, _)| *g);
+        Self { graphs }
+    }
+
+    /// The index of one graph, if it holds any triple.
+    pub fn graph(&self, graph: TermId) -> Option<&TripleIndex> {
+        self.graphs
+            .binary_search_by_key(&graph, |(g, _)| *g)
+            .ok()
+            .map(|i| &self.graphs[i].1)
+    }
+
+    /// Every non-empty graph with its index, by id.
+    pub fn graphs(&self) -> impl Iterator<Item = (TermId, &TripleIndex)> {
+        self.graphs.iter().map(|(g, idx)| (*g, idx))
+    }
+
+    /// The total number of quads.
+    pub fn len(&self) -> usize {
+        self.graphs.iter().map(|(_, idx)| idx.len()).sum()
+    }
+
+    /// Whether there are no quads.
+    pub fn is_empty(&self) -> bool {
+        self.graphs.is_empty()
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.graphs.iter().map(|(_, idx)| idx.heap_bytes()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn t(s: u32, p: u32, o: u32) -> Triple {
+        [TermId(s), TermId(p), TermId(o)]
+    }
+
+    fn naive(triples: &[Triple], pattern: &Pattern) -> Vec<Triple> {
+        let mut out: Vec<Triple> = triples
+            .iter()
+            .copied()
+            .filter(|tr| (0..3).all(|i| pattern[i].is_none_or(|b| b == tr[i])))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    #[test]
+    fn duplicates_are_dropped_and_every_order_is_sorted() {
+        let idx = TripleIndex::from_triples(vec![t(2, 1, 3), t(1, 1, 1), t(2, 1, 3), t(1, 2, 0)]);
+        assert_eq!(idx.len(), 3);
+        for perm in [Perm::Spo, Perm::Pos, Perm::Osp] {
+            assert!(idx.keys(perm).is_sorted(), "{perm:?}");
+            assert_eq!(idx.keys(perm).len(), 3);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_pattern_range_matches_a_naive_filter(
+            triples in proptest::collection::vec((0u32..5, 0u32..4, 0u32..5), 0..60),
+            pattern in (proptest::option::of(0u32..5), proptest::option::of(0u32..4), proptest::option::of(0u32..5)),
+        ) {
+            let triples: Vec<Triple> = triples.into_iter().map(|(s, p, o)| t(s, p, o)).collect();
+            let pattern: Pattern = [pattern.0.map(TermId), pattern.1.map(TermId), pattern.2.map(TermId)];
+            let idx = TripleIndex::from_triples(triples.clone());
+            let (perm, keys) = idx.range(&pattern);
+            let mut got: Vec<Triple> = keys.iter().map(|&k| perm.to_triple(k)).collect();
+            got.sort();
+            prop_assert_eq!(idx.count(&pattern), got.len());
+            prop_assert_eq!(got, naive(&triples, &pattern));
+        }
+    }
+}

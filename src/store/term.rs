@@ -1,0 +1,154 @@
+//! This module defines [`TermId`], the decoded view [`TermRef`] of a dictionary entry, and the well-known terms.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A dense integer standing for one RDF term in a [`super::Dictionary`].
+///
+/// Ids are assigned in the order terms are first seen, so the same inputs always give the same ids.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug, Default)]
+#[repr(transparent)]
+pub struct TermId(pub u32);
+
+impl TermId {
+    /// The default graph: a reserved id that is not an RDF term.
+    pub const DEFAULT_GRAPH: TermId = TermId(0);
+
+    /// The id as an index into per-term tables.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A triple of term ids in subject, predicate, object order.
+pub type Triple = [TermId; 3];
+
+/// A quad of term ids in graph, subject, predicate, object order (the default graph is [`TermId::DEFAULT_GRAPH`]).
+pub type Quad = [TermId; 4];
+
+/// The base direction of an RDF 1.2 directional language-tagged string.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub enum Direction {
+    /// Left to right (`--ltr`).
+    Ltr,
+    /// Right to left (`--rtl`).
+    Rtl,
+}
+
+/// An IRI as the dictionary stores it: a shared namespace followed by a local part.
+#[derive(Copy, Clone, Debug)]
+pub struct Iri<'a> {
+    /// Everything up to and including the last `/` or `#` (may be empty).
+    pub ns: &'a str,
+    /// The rest.
+    pub local: &'a str,
+}
+
+impl Iri<'_> {
+    /// The IRI's length in bytes.
+    pub fn len(&self) -> usize {
+        self.ns.len() + self.local.len()
+    }
+
+    /// Whether the IRI is empty (never the case for a parsed IRI).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether this IRI spells `other`.
+    pub fn eq_str(&self, other: &str) -> bool {
+        other.len() == self.len() && other.starts_with(self.ns) && other.ends_with(self.local)
+    }
+
+    /// Writes the whole IRI into `out` (cleared first).
+    pub fn write_to(&self, out: &mut String) {
+        out.clear();
+        out.push_str(self.ns);
+        out.push_str(self.local);
+    }
+
+    /// Compares two IRIs by their full text, without concatenating them.
+    pub fn cmp_text(&self, other: &Iri<'_>) -> Ordering {
+        if self.ns == other.ns {
+            return self.local.cmp(other.local);
+        }
+        let a = self.ns.bytes().chain(self.local.bytes());
+        let b = other.ns.bytes().chain(other.local.bytes());
+        a.cmp(b)
+    }
+}
+
+impl fmt::Display for Iri<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.ns)?;
+        f.write_str(self.local)
+    }
+}
+
+/// What distinguishes a literal besides its lexical form.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum LiteralKind<'a> {
+    /// `xsd:string`.
+    Simple,
+    /// A language-tagged string, with an RDF 1.2 base direction when one was given.
+    Lang {
+        /// The language tag, lower-cased.
+        tag: &'a str,
+        /// The base direction.
+        direction: Option<Direction>,
+    },
+    /// Any other datatype, itself an IRI term in the dictionary.
+    Typed(TermId),
+}
+
+/// A decoded view of one dictionary entry.
+#[derive(Copy, Clone, Debug)]
+pub enum TermRef<'a> {
+    /// The reserved default-graph id.
+    DefaultGraph,
+    /// An IRI.
+    Iri(Iri<'a>),
+    /// A blank node, numbered by the dictionary (labels from the input are not kept: they are local to a file).
+    Blank(u32),
+    /// A literal.
+    Literal {
+        /// The lexical form, exactly as written.
+        lexical: &'a str,
+        /// Datatype or language.
+        kind: LiteralKind<'a>,
+    },
+    /// An RDF 1.2 triple term.
+    Triple(Triple),
+}
+
+/// IRIs the engine refers to by id; they are interned first, in this order, so their ids are constants.
+pub mod well_known {
+    use super::TermId;
+
+    macro_rules! well_known {
+        ($($name:ident = $id:literal : $iri:literal,)*) => {
+            $(#[doc = $iri] pub const $name: TermId = TermId($id);)*
+            /// Every well-known IRI with its id, in id order.
+            pub const ALL: &[(TermId, &str)] = &[$((TermId($id), $iri),)*];
+        };
+    }
+
+    well_known! {
+        XSD_STRING = 1: "http://www.w3.org/2001/XMLSchema#string",
+        RDF_LANG_STRING = 2: "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString",
+        RDF_DIR_LANG_STRING = 3: "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString",
+        XSD_BOOLEAN = 4: "http://www.w3.org/2001/XMLSchema#boolean",
+        XSD_INTEGER = 5: "http://www.w3.org/2001/XMLSchema#integer",
+        XSD_DECIMAL = 6: "http://www.w3.org/2001/XMLSchema#decimal",
+        XSD_DOUBLE = 7: "http://www.w3.org/2001/XMLSchema#double",
+        XSD_FLOAT = 8: "http://www.w3.org/2001/XMLSchema#float",
+        XSD_DATE_TIME = 9: "http://www.w3.org/2001/XMLSchema#dateTime",
+        XSD_DATE = 10: "http://www.w3.org/2001/XMLSchema#date",
+        RDF_TYPE = 11: "http://www.w3.org/1999/02/22-rdf-syntax-ns#type",
+        RDF_REIFIES = 12: "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies",
+        RDF_JSON = 13: "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON",
+        F_RULE = 14: "https://ns.flur.ee/db#rule",
+        F_SPARQL = 15: "https://ns.flur.ee/db#sparql",
+    }
+}

@@ -1,0 +1,298 @@
+//! Command-line behaviour that fixture folders cannot express: stdin, files and directories written, exit codes
+//! on I/O failures, determinism across thread counts, and the committed man pages and completions.
+
+use std::fs;
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn reasonctl() -> Command {
+    Command::cargo_bin("reasonctl").expect("binary")
+}
+
+const DATA: &str = "PREFIX ex: <http://example.org/>\n\
+                    ex:a ex:p ex:b .\n\
+                    ex:g { ex:a ex:q \"x\" . }\n\
+                    <http://example.org/other%20graph> { ex:c ex:p ex:d . }\n";
+
+fn write_data(dir: &Path) -> String {
+    let path = dir.join("data.trig");
+    fs::write(&path, DATA).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn stdin_is_read_with_the_given_format() {
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "-",
+            "--data-format",
+            "turtle",
+            "--include-asserted",
+            "--format",
+            "ntriples",
+        ])
+        .write_stdin("<http://e/a> <http://e/p> <http://e/b> .\n")
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stdout),
+        "<http://e/a> <http://e/p> <http://e/b> .\n"
+    );
+}
+
+#[test]
+fn output_file_is_written_in_the_format_its_extension_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let out = dir.path().join("out.nq");
+    reasonctl()
+        .args(["materialize", &data, "--include-asserted", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains(
+            "<http://example.org/a> <http://example.org/q> \"x\" <http://example.org/g> .\n"
+        ),
+        "{text}"
+    );
+    let leftovers: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn out_dir_writes_one_file_per_graph_with_reversible_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let out = dir.path().join("graphs");
+    reasonctl()
+        .args(["materialize", &data, "--include-asserted", "--out-dir"])
+        .arg(&out)
+        .assert()
+        .success();
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "default.ttl",
+            "graphs.tsv",
+            "http%3A%2F%2Fexample.org%2Fg.ttl",
+            "http%3A%2F%2Fexample.org%2Fother%2520graph.ttl"
+        ]
+    );
+    let g = fs::read_to_string(out.join("http%3A%2F%2Fexample.org%2Fg.ttl")).unwrap();
+    assert_eq!(
+        g,
+        "@prefix ex: <http://example.org/> .\nex:a ex:q \"x\" .\n"
+    );
+    let index = fs::read_to_string(out.join("graphs.tsv")).unwrap();
+    assert!(
+        index.contains(
+            "http%3A%2F%2Fexample.org%2Fother%2520graph.ttl\thttp://example.org/other%20graph\n"
+        ),
+        "{index}"
+    );
+}
+
+#[test]
+fn a_syntax_error_leaves_an_existing_output_file_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.nt");
+    fs::write(
+        &bad,
+        "<http://e/a> <http://e/p> <http://e/b> .\n<http://e/a> <http://e/p> .\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.nt");
+    fs::write(&out, "previous run\n").unwrap();
+    reasonctl()
+        .args(["materialize"])
+        .arg(&bad)
+        .args(["--include-asserted", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("bad.nt:2:"));
+    assert_eq!(fs::read_to_string(&out).unwrap(), "previous run\n");
+}
+
+#[test]
+fn an_unwritable_output_fails_with_exit_2_and_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let out = dir.path().join("missing-dir").join("out.trig");
+    reasonctl()
+        .args(["materialize", &data, "--include-asserted", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("reasonctl::output::write"))
+        .stderr(predicates::str::contains("out.trig"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_missing_file_and_an_unknown_extension_exit_2_with_help() {
+    reasonctl()
+        .args(["materialize", "does-not-exist.ttl"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "does-not-exist.ttl does not exist",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("data.csv");
+    fs::write(&odd, "a,b\n").unwrap();
+    reasonctl()
+        .arg("materialize")
+        .arg(&odd)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--data-format"));
+}
+
+#[test]
+fn a_directory_given_as_data_is_refused_not_panicked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("folder.ttl");
+    fs::create_dir(&sub).unwrap();
+    reasonctl()
+        .arg("materialize")
+        .arg(&sub)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("directory"));
+}
+
+#[test]
+fn turtle_to_stdout_refuses_named_graphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    reasonctl()
+        .args([
+            "materialize",
+            &data,
+            "--include-asserted",
+            "--format",
+            "turtle",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--out-dir"));
+}
+
+#[test]
+fn bad_flag_values_exit_2() {
+    reasonctl()
+        .args(["materialize", "x.ttl", "--base", "not an iri"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--base"));
+    reasonctl()
+        .args(["materialize", "x.ttl", "--threads", "0"])
+        .assert()
+        .code(2);
+    reasonctl()
+        .args(["materialize", "x.ttl", "-o", "out.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--format"));
+}
+
+#[test]
+fn output_is_identical_whatever_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let run = |threads: &str| {
+        reasonctl()
+            .args([
+                "materialize",
+                &data,
+                "--include-asserted",
+                "--threads",
+                threads,
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(run("1"), run("2"));
+}
+
+#[test]
+fn help_lists_every_materialize_flag() {
+    let out = reasonctl()
+        .args(["materialize", "--help"])
+        .assert()
+        .success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for flag in [
+        "--data-format",
+        "--base",
+        "--output",
+        "--out-dir",
+        "--format",
+        "--include-asserted",
+        "--threads",
+        "--quiet",
+    ] {
+        assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
+    }
+}
+
+/// The committed `man/` and `completions/` must be what `reasonctl generate` writes now.
+#[test]
+fn committed_man_pages_and_completions_are_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (what, dir) in [("man", "man"), ("completions", "completions")] {
+        let fresh = tempfile::tempdir().unwrap();
+        reasonctl()
+            .args(["generate", what, "--out-dir"])
+            .arg(fresh.path())
+            .assert()
+            .success();
+        let listing = |d: &Path| {
+            let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(d)
+                .unwrap()
+                .flatten()
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let committed = listing(&root.join(dir));
+        let generated = listing(fresh.path());
+        let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&committed),
+            names(&generated),
+            "run `cargo run -- generate {what} --out-dir {dir}`"
+        );
+        for ((name, a), (_, b)) in committed.iter().zip(&generated) {
+            assert!(
+                a == b,
+                "{dir}/{name} is stale: run `cargo run -- generate {what} --out-dir {dir}`"
+            );
+        }
+    }
+}
