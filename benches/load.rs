@@ -107,6 +107,11 @@ fn main() {
         child(mode, Path::new(path));
         return;
     }
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs benches once as tests: generating gigabytes there helps nobody.
+        println!("load bench: skipped outside `cargo bench`");
+        return;
+    }
     let sizes: Vec<u64> = std::env::var("REASONCTL_BENCH_SIZES")
         .unwrap_or_else(|_| "1000000,5000000".to_owned())
         .split(',')
