@@ -14,10 +14,15 @@ pub fn write_atomically(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut temp = tempfile::Builder::new()
-        .prefix(".reasonctl-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".reasonctl-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        // An output file gets the usual permissions (0666 less the umask), not a temporary file's 0600.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(dir)?;
     {
         let mut out = BufWriter::with_capacity(1 << 16, temp.as_file_mut());
         write(&mut out)?;
