@@ -4,5 +4,6 @@
 
 pub mod app;
 pub mod cli;
+pub mod ir;
 pub mod output;
 pub mod store;

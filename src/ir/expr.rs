@@ -1,0 +1,270 @@
+//! This module defines [`Expr`], the expression algebra of FILTER, BIND, ORDER BY and aggregates, and the
+//! function set [`Func`] (the SPARQL 1.1 library plus the SPARQL 1.2 additions).
+
+use crate::store::TermId;
+
+use super::op::{Op, VarId, VarSet};
+
+/// A comparison operator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `=` (value equality, an error for incomparable values).
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+}
+
+/// An arithmetic operator.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NumOp {
+    /// `+`.
+    Add,
+    /// `-`.
+    Sub,
+    /// `*`.
+    Mul,
+    /// `/`.
+    Div,
+}
+
+/// A built-in function (operators that are not functions are [`Expr`] variants).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Func {
+    Str,
+    Lang,
+    LangMatches,
+    Datatype,
+    Iri,
+    BNode,
+    Rand,
+    Abs,
+    Ceil,
+    Floor,
+    Round,
+    Concat,
+    SubStr,
+    StrLen,
+    Replace,
+    UCase,
+    LCase,
+    EncodeForUri,
+    Contains,
+    StrStarts,
+    StrEnds,
+    StrBefore,
+    StrAfter,
+    Year,
+    Month,
+    Day,
+    Hours,
+    Minutes,
+    Seconds,
+    Timezone,
+    Tz,
+    Now,
+    Uuid,
+    StrUuid,
+    Md5,
+    Sha1,
+    Sha256,
+    Sha384,
+    Sha512,
+    StrLang,
+    StrDt,
+    IsIri,
+    IsBlank,
+    IsLiteral,
+    IsNumeric,
+    Regex,
+    /// `TRIPLE(s, p, o)` (SPARQL 1.2).
+    Triple,
+    /// `SUBJECT(t)`.
+    Subject,
+    /// `PREDICATE(t)`.
+    Predicate,
+    /// `OBJECT(t)`.
+    Object,
+    /// `isTRIPLE(t)`.
+    IsTriple,
+    /// `LANGDIR(l)`.
+    LangDir,
+    /// `hasLANG(l)`.
+    HasLang,
+    /// `hasLANGDIR(l)`.
+    HasLangDir,
+    /// `STRLANGDIR(s, lang, dir)`.
+    StrLangDir,
+    /// An XSD constructor function (`xsd:integer(?x)`): a cast to the datatype.
+    Cast(TermId),
+}
+
+impl Func {
+    /// Whether two calls with the same arguments may give different results (RAND, NOW without a fixed
+    /// evaluation time is handled by the context, BNODE mints, UUIDs are random).
+    pub fn is_volatile(&self) -> bool {
+        matches!(self, Func::Rand | Func::Uuid | Func::StrUuid | Func::BNode)
+    }
+}
+
+/// An aggregate function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AggregateKind {
+    /// `COUNT(*)`.
+    CountAll,
+    /// `COUNT(e)`.
+    Count,
+    /// `SUM(e)`.
+    Sum,
+    /// `AVG(e)`.
+    Avg,
+    /// `MIN(e)`.
+    Min,
+    /// `MAX(e)`.
+    Max,
+    /// `SAMPLE(e)`.
+    Sample,
+    /// `GROUP_CONCAT(e; SEPARATOR = s)`.
+    GroupConcat {
+        /// The separator (default a space).
+        separator: String,
+    },
+}
+
+/// One aggregate of a GROUP BY.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregate {
+    /// Which function.
+    pub kind: AggregateKind,
+    /// Its argument (`None` for `COUNT(*)`).
+    pub expr: Option<Expr>,
+    /// `DISTINCT`.
+    pub distinct: bool,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// The boolean `true` (what an absent condition means).
+    True,
+    /// A constant term.
+    Const(TermId),
+    /// A variable (an error when unbound).
+    Var(VarId),
+    /// `||` (SPARQL's three-valued logic over errors).
+    Or(Box<Expr>, Box<Expr>),
+    /// `&&`.
+    And(Box<Expr>, Box<Expr>),
+    /// `!`.
+    Not(Box<Expr>),
+    /// A comparison.
+    Compare(CmpOp, Box<Expr>, Box<Expr>),
+    /// `sameTerm`.
+    SameTerm(Box<Expr>, Box<Expr>),
+    /// `e IN (…)`; `NOT IN` is `Not(In)`.
+    In(Box<Expr>, Vec<Expr>),
+    /// Arithmetic.
+    Arith(NumOp, Box<Expr>, Box<Expr>),
+    /// Unary `-`.
+    Neg(Box<Expr>),
+    /// Unary `+`.
+    Plus(Box<Expr>),
+    /// `BOUND(?v)`.
+    Bound(VarId),
+    /// `IF(c, a, b)`.
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `COALESCE(…)`.
+    Coalesce(Vec<Expr>),
+    /// `EXISTS { … }`; `NOT EXISTS` is `Not(Exists)`.
+    Exists(Box<Op>),
+    /// A function call.
+    Call(Func, Vec<Expr>),
+}
+
+impl Expr {
+    /// The variables the expression reads (inside EXISTS too).
+    pub fn vars(&self) -> VarSet {
+        let mut out = VarSet::new();
+        self.collect_vars(&mut out);
+        out
+    }
+
+    fn collect_vars(&self, out: &mut VarSet) {
+        match self {
+            Expr::True | Expr::Const(_) => {}
+            Expr::Var(v) | Expr::Bound(v) => out.insert(*v),
+            Expr::Or(a, b)
+            | Expr::And(a, b)
+            | Expr::Compare(_, a, b)
+            | Expr::SameTerm(a, b)
+            | Expr::Arith(_, a, b) => {
+                a.collect_vars(out);
+                b.collect_vars(out);
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::Plus(a) => a.collect_vars(out),
+            Expr::In(a, list) => {
+                a.collect_vars(out);
+                list.iter().for_each(|e| e.collect_vars(out));
+            }
+            Expr::If(a, b, c) => {
+                a.collect_vars(out);
+                b.collect_vars(out);
+                c.collect_vars(out);
+            }
+            Expr::Coalesce(list) | Expr::Call(_, list) => {
+                list.iter().for_each(|e| e.collect_vars(out))
+            }
+            Expr::Exists(op) => out.extend(&op.vars()),
+        }
+    }
+
+    /// Whether the expression contains an EXISTS.
+    pub fn has_exists(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| found |= matches!(e, Expr::Exists(_)));
+        found
+    }
+
+    /// Calls `f` on this expression and every sub-expression (not inside EXISTS patterns).
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) | Expr::Exists(_) => {}
+            Expr::Or(a, b)
+            | Expr::And(a, b)
+            | Expr::Compare(_, a, b)
+            | Expr::SameTerm(a, b)
+            | Expr::Arith(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::Plus(a) => a.visit(f),
+            Expr::In(a, list) => {
+                a.visit(f);
+                list.iter().for_each(|e| e.visit(f));
+            }
+            Expr::If(a, b, c) => {
+                a.visit(f);
+                b.visit(f);
+                c.visit(f);
+            }
+            Expr::Coalesce(list) | Expr::Call(_, list) => list.iter().for_each(|e| e.visit(f)),
+        }
+    }
+
+    /// `a && b`, simplified when one side is `true`.
+    pub fn and(a: Expr, b: Expr) -> Expr {
+        match (a, b) {
+            (Expr::True, x) | (x, Expr::True) => x,
+            (a, b) => Expr::And(Box::new(a), Box::new(b)),
+        }
+    }
+}

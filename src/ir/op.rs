@@ -1,0 +1,563 @@
+//! This module defines [`Op`], the graph-pattern algebra, with smart constructors that keep trees small
+//! (`Op::join` with an empty side is empty, with a unit side is the other side).
+
+use std::fmt;
+
+use crate::store::TermId;
+
+use super::expr::{Aggregate, Expr};
+
+/// A variable: an index into a solution row.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct VarId(pub u32);
+
+impl VarId {
+    /// The variable's column in a row.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The variables of one query (or rule body): names for display, hidden ones for blank nodes and path steps.
+#[derive(Clone, Debug, Default)]
+pub struct VarTable {
+    names: Vec<String>,
+    hidden: Vec<bool>,
+}
+
+impl VarTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A new variable with a user-visible name.
+    pub fn named(&mut self, name: &str) -> VarId {
+        self.push(name.to_owned(), false)
+    }
+
+    /// A new variable the user did not write (blank node, path step, seed column), named for plan display.
+    pub fn hidden(&mut self, hint: &str) -> VarId {
+        let name = format!("_{hint}{}", self.names.len());
+        self.push(name, true)
+    }
+
+    fn push(&mut self, name: String, hidden: bool) -> VarId {
+        let id = VarId(u32::try_from(self.names.len()).expect("more than 2^32 variables"));
+        self.names.push(name);
+        self.hidden.push(hidden);
+        id
+    }
+
+    /// How many variables (the width of a row).
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The variable's name (without `?`).
+    pub fn name(&self, v: VarId) -> &str {
+        &self.names[v.index()]
+    }
+
+    /// Whether the user did not write this variable.
+    pub fn is_hidden(&self, v: VarId) -> bool {
+        self.hidden[v.index()]
+    }
+}
+
+/// A small set of variables, kept sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct VarSet(Vec<VarId>);
+
+impl VarSet {
+    /// The empty set.
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// Adds a variable.
+    pub fn insert(&mut self, v: VarId) {
+        if let Err(i) = self.0.binary_search(&v) {
+            self.0.insert(i, v);
+        }
+    }
+
+    /// Whether the set holds `v`.
+    pub fn contains(&self, v: VarId) -> bool {
+        self.0.binary_search(&v).is_ok()
+    }
+
+    /// Adds every variable of `other`.
+    pub fn extend(&mut self, other: &VarSet) {
+        for &v in &other.0 {
+            self.insert(v);
+        }
+    }
+
+    /// The variables in both sets.
+    pub fn intersection(&self, other: &VarSet) -> VarSet {
+        VarSet(
+            self.0
+                .iter()
+                .copied()
+                .filter(|v| other.contains(*v))
+                .collect(),
+        )
+    }
+
+    /// Whether every variable of `self` is in `other`.
+    pub fn is_subset(&self, other: &VarSet) -> bool {
+        self.0.iter().all(|v| other.contains(*v))
+    }
+
+    /// Whether the sets share a variable.
+    pub fn intersects(&self, other: &VarSet) -> bool {
+        self.0.iter().any(|v| other.contains(*v))
+    }
+
+    /// The variables, sorted.
+    pub fn iter(&self) -> impl Iterator<Item = VarId> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<VarId> for VarSet {
+    fn from_iter<I: IntoIterator<Item = VarId>>(iter: I) -> Self {
+        let mut v: Vec<VarId> = iter.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        VarSet(v)
+    }
+}
+
+/// One position of a triple pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PatternTerm {
+    /// A variable.
+    Var(VarId),
+    /// A constant term.
+    Const(TermId),
+    /// An RDF 1.2 triple term with pattern components, `<<( s p o )>>`.
+    Triple(Box<[PatternTerm; 3]>),
+}
+
+impl PatternTerm {
+    /// Adds the variables this position mentions.
+    pub fn collect_vars(&self, out: &mut VarSet) {
+        match self {
+            PatternTerm::Var(v) => out.insert(*v),
+            PatternTerm::Const(_) => {}
+            PatternTerm::Triple(t) => t.iter().for_each(|p| p.collect_vars(out)),
+        }
+    }
+
+    /// The variable, if this position is one.
+    pub fn as_var(&self) -> Option<VarId> {
+        match self {
+            PatternTerm::Var(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+/// Which graph a pattern reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GraphTerm {
+    /// The active default graph (the dataset's; the data's default graph unless FROM says otherwise).
+    Default,
+    /// One named graph.
+    Named(TermId),
+    /// Every named graph, the variable bound to its name.
+    Var(VarId),
+}
+
+/// A triple pattern in a graph.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TriplePattern {
+    /// Subject, predicate, object.
+    pub terms: [PatternTerm; 3],
+    /// The graph.
+    pub graph: GraphTerm,
+}
+
+impl TriplePattern {
+    /// The variables of the pattern (graph variable included).
+    pub fn vars(&self) -> VarSet {
+        let mut out = VarSet::new();
+        for t in &self.terms {
+            t.collect_vars(&mut out);
+        }
+        if let GraphTerm::Var(g) = self.graph {
+            out.insert(g);
+        }
+        out
+    }
+}
+
+/// A property path expression (`/ | ^ * + ?` and negated property sets).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathExpr {
+    /// One predicate.
+    Link(TermId),
+    /// `^p`.
+    Reverse(Box<PathExpr>),
+    /// `p / q`.
+    Sequence(Box<PathExpr>, Box<PathExpr>),
+    /// `p | q`.
+    Alternative(Box<PathExpr>, Box<PathExpr>),
+    /// `p*`.
+    ZeroOrMore(Box<PathExpr>),
+    /// `p+`.
+    OneOrMore(Box<PathExpr>),
+    /// `p?`.
+    ZeroOrOne(Box<PathExpr>),
+    /// `!(p | q)`: one step over any predicate but these (`!(^p)` is `Reverse(Negated([p]))`).
+    Negated(Vec<TermId>),
+}
+
+/// The graph-pattern algebra.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// No solutions.
+    Empty,
+    /// One solution binding nothing (the identity of join).
+    Unit,
+    /// A triple pattern.
+    Pattern(TriplePattern),
+    /// A property path between two terms.
+    Path {
+        /// Start.
+        subject: PatternTerm,
+        /// The path.
+        path: PathExpr,
+        /// End.
+        object: PatternTerm,
+        /// The graph it is matched in.
+        graph: GraphTerm,
+    },
+    /// The named graphs of the dataset: for a variable, one solution per graph binding it; for a constant, one
+    /// empty solution if that graph is in the dataset. `GRAPH g { P }` is `Join([GraphName(g), P])`.
+    GraphName(GraphTerm),
+    /// The natural join of all operands (bag semantics).
+    Join(Vec<Op>),
+    /// OPTIONAL.
+    LeftJoin {
+        /// Required side.
+        left: Box<Op>,
+        /// Optional side.
+        right: Box<Op>,
+        /// The filter of the OPTIONAL group, over both sides' bindings.
+        filter: Option<Expr>,
+    },
+    /// MINUS.
+    Minus {
+        /// Kept side.
+        left: Box<Op>,
+        /// Removed side.
+        right: Box<Op>,
+    },
+    /// FILTER.
+    Filter {
+        /// Input.
+        input: Box<Op>,
+        /// Condition (effective boolean value).
+        expr: Expr,
+    },
+    /// BIND.
+    Extend {
+        /// Input.
+        input: Box<Op>,
+        /// Bound variable.
+        var: VarId,
+        /// Value.
+        expr: Expr,
+    },
+    /// VALUES: inline solutions (`None` is UNDEF).
+    Values {
+        /// Columns.
+        vars: Vec<VarId>,
+        /// Rows.
+        rows: Vec<Vec<Option<TermId>>>,
+    },
+    /// UNION of all operands (bag).
+    Union(Vec<Op>),
+    /// Projection (a subquery's scope boundary).
+    Project {
+        /// Input.
+        input: Box<Op>,
+        /// Kept variables, in order.
+        vars: Vec<VarId>,
+    },
+    /// DISTINCT.
+    Distinct(Box<Op>),
+    /// REDUCED (evaluated as DISTINCT).
+    Reduced(Box<Op>),
+    /// ORDER BY.
+    OrderBy {
+        /// Input.
+        input: Box<Op>,
+        /// Keys, each with `true` for descending.
+        keys: Vec<(Expr, bool)>,
+    },
+    /// OFFSET / LIMIT.
+    Slice {
+        /// Input.
+        input: Box<Op>,
+        /// Rows skipped.
+        offset: usize,
+        /// Rows kept after that.
+        limit: Option<usize>,
+    },
+    /// GROUP BY with aggregates.
+    Group {
+        /// Input.
+        input: Box<Op>,
+        /// Grouping variables.
+        keys: Vec<VarId>,
+        /// Aggregates, each bound to a variable.
+        aggregates: Vec<(VarId, Aggregate)>,
+    },
+}
+
+impl Op {
+    /// The natural join of two operands; flattens nested joins, drops units, and is empty if either side is.
+    pub fn join(left: Op, right: Op) -> Op {
+        Op::join_all([left, right])
+    }
+
+    /// The natural join of many operands (same simplifications as [`Op::join`]).
+    pub fn join_all(ops: impl IntoIterator<Item = Op>) -> Op {
+        let mut out = Vec::new();
+        for op in ops {
+            match op {
+                Op::Empty => return Op::Empty,
+                Op::Unit => {}
+                Op::Join(inner) => out.extend(inner),
+                other => out.push(other),
+            }
+        }
+        match out.len() {
+            0 => Op::Unit,
+            1 => out.pop().expect("one operand"),
+            _ => Op::Join(out),
+        }
+    }
+
+    /// The union of two operands; flattens nested unions and drops empty branches.
+    pub fn union(left: Op, right: Op) -> Op {
+        let mut out = Vec::new();
+        for op in [left, right] {
+            match op {
+                Op::Empty => {}
+                Op::Union(inner) => out.extend(inner),
+                other => out.push(other),
+            }
+        }
+        match out.len() {
+            0 => Op::Empty,
+            1 => out.pop().expect("one branch"),
+            _ => Op::Union(out),
+        }
+    }
+
+    /// FILTER; a constant-true condition is no filter, a filter of nothing is nothing.
+    pub fn filter(input: Op, expr: Expr) -> Op {
+        match (&input, &expr) {
+            (Op::Empty, _) => Op::Empty,
+            (_, Expr::True) => input,
+            _ => Op::Filter {
+                input: Box::new(input),
+                expr,
+            },
+        }
+    }
+
+    /// OPTIONAL; optional nothing is the left side unchanged, nothing optional-joined is nothing.
+    pub fn left_join(left: Op, right: Op, filter: Option<Expr>) -> Op {
+        match (&left, &right) {
+            (Op::Empty, _) => Op::Empty,
+            (_, Op::Empty) => left,
+            _ => Op::LeftJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                filter: filter.filter(|f| *f != Expr::True),
+            },
+        }
+    }
+
+    /// MINUS; minus nothing is the left side.
+    pub fn minus(left: Op, right: Op) -> Op {
+        match (&left, &right) {
+            (Op::Empty, _) => Op::Empty,
+            (_, Op::Empty) => left,
+            _ => Op::Minus {
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+        }
+    }
+
+    /// The variables the operator may bind in its output ("in scope").
+    pub fn vars(&self) -> VarSet {
+        let mut out = VarSet::new();
+        self.collect_vars(&mut out);
+        out
+    }
+
+    fn collect_vars(&self, out: &mut VarSet) {
+        match self {
+            Op::Empty | Op::Unit => {}
+            Op::Pattern(p) => out.extend(&p.vars()),
+            Op::Path {
+                subject,
+                object,
+                graph,
+                ..
+            } => {
+                subject.collect_vars(out);
+                object.collect_vars(out);
+                if let GraphTerm::Var(g) = graph {
+                    out.insert(*g);
+                }
+            }
+            Op::GraphName(g) => {
+                if let GraphTerm::Var(v) = g {
+                    out.insert(*v);
+                }
+            }
+            Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| o.collect_vars(out)),
+            Op::LeftJoin { left, right, .. } => {
+                left.collect_vars(out);
+                right.collect_vars(out);
+            }
+            Op::Minus { left, .. } => left.collect_vars(out),
+            Op::Filter { input, .. }
+            | Op::Distinct(input)
+            | Op::Reduced(input)
+            | Op::OrderBy { input, .. }
+            | Op::Slice { input, .. } => input.collect_vars(out),
+            Op::Extend { input, var, .. } => {
+                input.collect_vars(out);
+                out.insert(*var);
+            }
+            Op::Values { vars, .. } => vars.iter().for_each(|v| out.insert(*v)),
+            Op::Project { vars, .. } => vars.iter().for_each(|v| out.insert(*v)),
+            Op::Group {
+                keys, aggregates, ..
+            } => {
+                keys.iter().for_each(|v| out.insert(*v));
+                aggregates.iter().for_each(|(v, _)| out.insert(*v));
+            }
+        }
+    }
+
+    /// The variables bound in every solution of the operator ("certainly bound").
+    pub fn certain_vars(&self) -> VarSet {
+        match self {
+            Op::Empty | Op::Unit => VarSet::new(),
+            Op::Pattern(_) | Op::Path { .. } | Op::GraphName(_) => self.vars(),
+            Op::Join(ops) => {
+                let mut out = VarSet::new();
+                ops.iter().for_each(|o| out.extend(&o.certain_vars()));
+                out
+            }
+            Op::Union(ops) => {
+                let mut it = ops.iter().map(Op::certain_vars);
+                let first = it.next().unwrap_or_default();
+                it.fold(first, |acc, s| acc.intersection(&s))
+            }
+            Op::LeftJoin { left, .. } | Op::Minus { left, .. } => left.certain_vars(),
+            Op::Filter { input, .. }
+            | Op::Distinct(input)
+            | Op::Reduced(input)
+            | Op::OrderBy { input, .. }
+            | Op::Slice { input, .. }
+            | Op::Extend { input, .. } => input.certain_vars(),
+            Op::Values { vars, rows } => vars
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
+                .map(|(_, v)| *v)
+                .collect(),
+            Op::Project { input, vars } => input
+                .certain_vars()
+                .intersection(&vars.iter().copied().collect()),
+            Op::Group { keys, .. } => {
+                // Group keys are bound unless the key variable was unbound in the input rows.
+                let certain = match self {
+                    Op::Group { input, .. } => input.certain_vars(),
+                    _ => unreachable!(),
+                };
+                keys.iter()
+                    .copied()
+                    .filter(|k| certain.contains(*k))
+                    .collect()
+            }
+        }
+    }
+}
+
+impl fmt::Display for VarId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "?{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(v: u32) -> Op {
+        Op::Pattern(TriplePattern {
+            terms: [
+                PatternTerm::Var(VarId(v)),
+                PatternTerm::Const(TermId(11)),
+                PatternTerm::Var(VarId(v + 1)),
+            ],
+            graph: GraphTerm::Default,
+        })
+    }
+
+    #[test]
+    fn join_with_empty_is_empty_and_with_unit_is_the_other_side() {
+        assert_eq!(Op::join(pattern(0), Op::Empty), Op::Empty);
+        assert_eq!(Op::join(Op::Unit, pattern(0)), pattern(0));
+        assert_eq!(
+            Op::join(Op::join(pattern(0), pattern(2)), pattern(4)),
+            Op::Join(vec![pattern(0), pattern(2), pattern(4)])
+        );
+    }
+
+    #[test]
+    fn union_drops_empty_branches_and_filter_true_is_no_filter() {
+        assert_eq!(Op::union(Op::Empty, pattern(0)), pattern(0));
+        assert_eq!(Op::filter(pattern(0), Expr::True), pattern(0));
+        assert_eq!(Op::left_join(pattern(0), Op::Empty, None), pattern(0));
+    }
+
+    #[test]
+    fn optional_side_variables_are_not_certain() {
+        let op = Op::left_join(pattern(0), pattern(5), None);
+        assert_eq!(op.vars().len(), 4);
+        assert_eq!(
+            op.certain_vars(),
+            [VarId(0), VarId(1)].into_iter().collect()
+        );
+    }
+}
