@@ -4,6 +4,9 @@
 
 pub mod app;
 pub mod cli;
+pub mod exec;
 pub mod ir;
 pub mod output;
+pub mod plan;
+pub mod query;
 pub mod store;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use miette::Diagnostic;
 use thiserror::Error;
 
-use crate::store::{Dictionary, Quad, TermId, TermRef};
+use crate::store::{Quad, TermId, TermRef, TermSource};
 pub use rdf::RdfOutputFormat;
 
 /// Where a dataset is written.
@@ -70,7 +70,7 @@ impl OutputError {
 
 /// Writes quads (in output order, see [`rdf::sort_quads`]) to a target.
 pub fn write_dataset(
-    dict: &Dictionary,
+    dict: &(impl TermSource + ?Sized),
     prefixes: &[(String, String)],
     quads: &[Quad],
     format: RdfOutputFormat,
@@ -97,7 +97,7 @@ pub fn write_dataset(
             let mut index = String::from("file\tgraph\n");
             for chunk in quads.chunk_by(|a, b| a[0] == b[0]) {
                 let graph = chunk[0][0];
-                let iri = match dict.get(graph) {
+                let iri = match dict.term(graph) {
                     TermRef::Iri(iri) => Some(iri.to_string()),
                     TermRef::Blank(n) => Some(format!("_:b{n}")),
                     _ => None,

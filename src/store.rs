@@ -6,7 +6,7 @@ pub mod overlay;
 pub mod quads;
 pub mod term;
 
-pub use dictionary::Dictionary;
+pub use dictionary::{Dictionary, TermSource};
 pub use overlay::{Overlay, Scan, View};
 pub use quads::{Pattern, Perm, QuadStore, TripleIndex};
 pub use term::{Direction, Iri, LiteralKind, Quad, TermId, TermRef, Triple, well_known};

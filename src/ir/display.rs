@@ -2,15 +2,15 @@
 
 use std::fmt::Write;
 
-use crate::store::{Dictionary, TermId};
+use crate::store::{TermId, TermSource};
 
 use super::expr::Expr;
 use super::op::{GraphTerm, Op, PathExpr, PatternTerm, VarId, VarTable};
 
 /// Names terms and variables for display.
 pub struct Namer<'a> {
-    /// The dictionary (terms past its end are shown by id).
-    pub dict: &'a Dictionary,
+    /// The terms (ids past their end are shown by number).
+    pub dict: &'a dyn TermSource,
     /// The variables.
     pub vars: &'a VarTable,
 }
@@ -18,10 +18,10 @@ pub struct Namer<'a> {
 impl Namer<'_> {
     /// A term in N-Triples syntax, IRIs shortened to their local part when long.
     pub fn term(&self, id: TermId) -> String {
-        if id.index() >= self.dict.len() {
+        if id >= self.dict.end() {
             return format!("#{}", id.0);
         }
-        self.dict.display(id).to_string()
+        self.dict.display(id)
     }
 
     /// `?name`.

@@ -234,7 +234,7 @@ impl Expr {
     }
 
     /// Calls `f` on this expression and every sub-expression (not inside EXISTS patterns).
-    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+    pub fn visit<'e>(&'e self, f: &mut impl FnMut(&'e Expr)) {
         f(self);
         match self {
             Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) | Expr::Exists(_) => {}
@@ -257,6 +257,35 @@ impl Expr {
                 c.visit(f);
             }
             Expr::Coalesce(list) | Expr::Call(_, list) => list.iter().for_each(|e| e.visit(f)),
+        }
+    }
+
+    /// Calls `f` on every EXISTS pattern in the expression, mutably.
+    pub fn visit_ops_mut(&mut self, f: &mut impl FnMut(&mut Op)) {
+        match self {
+            Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) => {}
+            Expr::Exists(op) => f(op),
+            Expr::Or(a, b)
+            | Expr::And(a, b)
+            | Expr::Compare(_, a, b)
+            | Expr::SameTerm(a, b)
+            | Expr::Arith(_, a, b) => {
+                a.visit_ops_mut(f);
+                b.visit_ops_mut(f);
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::Plus(a) => a.visit_ops_mut(f),
+            Expr::In(a, list) => {
+                a.visit_ops_mut(f);
+                list.iter_mut().for_each(|e| e.visit_ops_mut(f));
+            }
+            Expr::If(a, b, c) => {
+                a.visit_ops_mut(f);
+                b.visit_ops_mut(f);
+                c.visit_ops_mut(f);
+            }
+            Expr::Coalesce(list) | Expr::Call(_, list) => {
+                list.iter_mut().for_each(|e| e.visit_ops_mut(f))
+            }
         }
     }
 

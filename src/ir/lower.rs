@@ -18,7 +18,7 @@ use thiserror::Error;
 use crate::store::{Dictionary, TermId};
 
 use super::expr::{Aggregate, AggregateKind, CmpOp, Expr, Func, NumOp};
-use super::op::{GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, VarId, VarTable};
+use super::op::{GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, VarId, VarSet, VarTable};
 
 /// A construct the executor does not run.
 #[derive(Debug, Error, Diagnostic, Clone, PartialEq, Eq)]
@@ -37,6 +37,20 @@ pub enum LowerError {
         help("use a SPARQL built-in or an XSD cast (xsd:integer, xsd:string, …)")
     )]
     UnknownFunction(String),
+    /// An aggregate inside an aggregate (`COUNT(COUNT(*))`).
+    #[error("an aggregate cannot contain another aggregate")]
+    #[diagnostic(
+        code(reasonctl::query::nested_aggregate),
+        help("aggregate in a subquery, then aggregate its result in the outer query")
+    )]
+    NestedAggregate,
+    /// A triple term whose subject is a literal or a triple term (RDF 1.2 allows IRIs and blank nodes only).
+    #[error("a triple term's subject must be an IRI or a blank node")]
+    #[diagnostic(
+        code(reasonctl::query::triple_term_subject),
+        help("put the literal or the nested triple term in the object position")
+    )]
+    TripleTermSubject,
     /// A custom aggregate.
     #[error("unknown aggregate <{0}>")]
     #[diagnostic(
@@ -44,6 +58,16 @@ pub enum LowerError {
         help("use COUNT, SUM, AVG, MIN, MAX, SAMPLE or GROUP_CONCAT")
     )]
     UnknownAggregate(String),
+}
+
+impl LowerError {
+    /// Whether the grammar itself forbids the construct (as opposed to the executor not supporting it).
+    pub fn is_syntax(&self) -> bool {
+        matches!(
+            self,
+            LowerError::NestedAggregate | LowerError::TripleTermSubject
+        )
+    }
 }
 
 /// What a query returns.
@@ -325,14 +349,31 @@ impl<'d> Lowerer<'d> {
                 Op::union(l, r)
             }
             GraphPattern::Graph { name, inner } => {
-                let graph = match name {
-                    NamedNodePattern::NamedNode(n) => GraphTerm::Named(self.named_node(n)),
-                    NamedNodePattern::Variable(v) => GraphTerm::Var(self.var(v.as_str())),
+                // Inside GRAPH ?g the patterns read "the current graph", a context of their own: ?g written in a
+                // term position inside is an ordinary variable, joined with the graph name only at the end.
+                let (graph, named_var) = match name {
+                    NamedNodePattern::NamedNode(n) => (GraphTerm::Named(self.named_node(n)), None),
+                    NamedNodePattern::Variable(v) => {
+                        let g = self.var(v.as_str());
+                        (GraphTerm::Var(self.vars.hidden("g")), Some(g))
+                    }
                 };
                 let outer = std::mem::replace(&mut self.graph, graph);
                 let inner = self.pattern(inner);
                 self.graph = outer;
-                Op::join(Op::GraphName(graph), inner?)
+                let mut inner = inner?;
+                match (graph, named_var) {
+                    (GraphTerm::Var(h), Some(g)) if !inner.term_vars().contains(g) => {
+                        inner.rename_graph_var(h, g);
+                        Op::join(Op::GraphName(GraphTerm::Var(g)), inner)
+                    }
+                    (GraphTerm::Var(h), Some(g)) => Op::Extend {
+                        input: Box::new(Op::join(Op::GraphName(GraphTerm::Var(h)), inner)),
+                        var: g,
+                        expr: Expr::Var(h),
+                    },
+                    _ => Op::join(Op::GraphName(graph), inner),
+                }
             }
             GraphPattern::Extend {
                 inner,
@@ -400,7 +441,8 @@ impl<'d> Lowerer<'d> {
                 }
             }
             GraphPattern::Distinct { inner } => Op::Distinct(Box::new(self.pattern(inner)?)),
-            GraphPattern::Reduced { inner } => Op::Reduced(Box::new(self.pattern(inner)?)),
+            // REDUCED permits, but does not require, dropping duplicates: keeping them is exact and cheapest.
+            GraphPattern::Reduced { inner } => self.pattern(inner)?,
             GraphPattern::Slice {
                 inner,
                 start,
@@ -417,10 +459,19 @@ impl<'d> Lowerer<'d> {
             } => {
                 let input = self.pattern(inner)?;
                 let keys = variables.iter().map(|v| self.var(v.as_str())).collect();
-                let aggregates = aggregates
+                let aggregates: Vec<(VarId, Aggregate)> = aggregates
                     .iter()
                     .map(|(v, a)| Ok((self.var(v.as_str()), self.aggregate(a)?)))
                     .collect::<Result<_, LowerError>>()?;
+                // spargebra lowers COUNT(COUNT(*)) to an aggregate over the inner aggregate's variable.
+                let outputs: VarSet = aggregates.iter().map(|(v, _)| *v).collect();
+                if aggregates.iter().any(|(_, a)| {
+                    a.expr
+                        .as_ref()
+                        .is_some_and(|e| e.vars().intersects(&outputs))
+                }) {
+                    return Err(LowerError::NestedAggregate);
+                }
                 Op::Group {
                     input: Box::new(input),
                     keys,
@@ -561,6 +612,16 @@ impl<'d> Lowerer<'d> {
             Expression::Coalesce(list) => Expr::Coalesce(self.exprs(list)?),
             Expression::FunctionCall(f, args) => {
                 let func = self.function(f)?;
+                if func == Func::Triple
+                    && matches!(
+                        args.first(),
+                        Some(
+                            Expression::Literal(_) | Expression::FunctionCall(Function::Triple, _)
+                        )
+                    )
+                {
+                    return Err(LowerError::TripleTermSubject);
+                }
                 Expr::Call(func, self.exprs(args)?)
             }
         })

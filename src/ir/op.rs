@@ -413,17 +413,137 @@ impl Op {
         }
     }
 
-    /// The variables the operator may bind in its output ("in scope").
+    /// The variables the operator may bind in its output ("in scope"), graph variables of patterns included.
     pub fn vars(&self) -> VarSet {
         let mut out = VarSet::new();
-        self.collect_vars(&mut out);
+        self.collect_vars(&mut out, true);
         out
     }
 
-    fn collect_vars(&self, out: &mut VarSet) {
+    /// The variables in term positions: [`Op::vars`] without the graph variables of patterns and paths.
+    pub fn term_vars(&self) -> VarSet {
+        let mut out = VarSet::new();
+        self.collect_vars(&mut out, false);
+        out
+    }
+
+    /// Graph variables of patterns that no term position binds: the graph an enclosing `GRAPH ?g` reads. Such a
+    /// variable ties the operator to its context; it is not one of the operator's own bindings.
+    pub fn graph_context_vars(&self) -> VarSet {
+        let mut graphs = VarSet::new();
+        self.visit_graph_terms(&mut |g| {
+            if let GraphTerm::Var(v) = g {
+                graphs.insert(*v);
+            }
+        });
+        let terms = self.term_vars();
+        graphs.iter().filter(|v| !terms.contains(*v)).collect()
+    }
+
+    /// Replaces the graph variable `from` by `to` in every pattern, path and graph-name leaf.
+    pub fn rename_graph_var(&mut self, from: VarId, to: VarId) {
+        self.visit_graph_terms_mut(&mut |g| {
+            if *g == GraphTerm::Var(from) {
+                *g = GraphTerm::Var(to);
+            }
+        });
+    }
+
+    fn visit_graph_terms(&self, f: &mut impl FnMut(&GraphTerm)) {
+        match self {
+            Op::Pattern(p) => f(&p.graph),
+            Op::Path { graph, .. } | Op::GraphName(graph) => f(graph),
+            _ => self
+                .children()
+                .into_iter()
+                .for_each(|c| c.visit_graph_terms(f)),
+        }
+        if let Some(exprs) = self.exprs() {
+            for e in exprs {
+                e.visit(&mut |sub| {
+                    if let Expr::Exists(op) = sub {
+                        op.visit_graph_terms(f);
+                    }
+                });
+            }
+        }
+    }
+
+    fn visit_graph_terms_mut(&mut self, f: &mut impl FnMut(&mut GraphTerm)) {
+        match self {
+            Op::Pattern(p) => f(&mut p.graph),
+            Op::Path { graph, .. } | Op::GraphName(graph) => f(graph),
+            Op::Join(ops) | Op::Union(ops) => {
+                ops.iter_mut().for_each(|o| o.visit_graph_terms_mut(f))
+            }
+            Op::LeftJoin {
+                left,
+                right,
+                filter,
+            } => {
+                left.visit_graph_terms_mut(f);
+                right.visit_graph_terms_mut(f);
+                if let Some(e) = filter {
+                    e.visit_ops_mut(&mut |op| op.visit_graph_terms_mut(f));
+                }
+            }
+            Op::Minus { left, right } => {
+                left.visit_graph_terms_mut(f);
+                right.visit_graph_terms_mut(f);
+            }
+            Op::Filter { input, expr } | Op::Extend { input, expr, .. } => {
+                input.visit_graph_terms_mut(f);
+                expr.visit_ops_mut(&mut |op| op.visit_graph_terms_mut(f));
+            }
+            Op::Project { input, .. }
+            | Op::Distinct(input)
+            | Op::Reduced(input)
+            | Op::OrderBy { input, .. }
+            | Op::Slice { input, .. }
+            | Op::Group { input, .. } => input.visit_graph_terms_mut(f),
+            Op::Empty | Op::Unit | Op::Values { .. } => {}
+        }
+    }
+
+    /// The direct sub-operators.
+    pub fn children(&self) -> Vec<&Op> {
+        match self {
+            Op::Join(ops) | Op::Union(ops) => ops.iter().collect(),
+            Op::LeftJoin { left, right, .. } | Op::Minus { left, right } => vec![left, right],
+            Op::Filter { input, .. }
+            | Op::Extend { input, .. }
+            | Op::Project { input, .. }
+            | Op::Distinct(input)
+            | Op::Reduced(input)
+            | Op::OrderBy { input, .. }
+            | Op::Slice { input, .. }
+            | Op::Group { input, .. } => vec![input],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The expressions the operator itself holds (filters, binds, the OPTIONAL condition).
+    fn exprs(&self) -> Option<Vec<&Expr>> {
+        match self {
+            Op::Filter { expr, .. } | Op::Extend { expr, .. } => Some(vec![expr]),
+            Op::LeftJoin {
+                filter: Some(f), ..
+            } => Some(vec![f]),
+            _ => None,
+        }
+    }
+
+    fn collect_vars(&self, out: &mut VarSet, graphs: bool) {
         match self {
             Op::Empty | Op::Unit => {}
-            Op::Pattern(p) => out.extend(&p.vars()),
+            Op::Pattern(p) => {
+                for t in &p.terms {
+                    t.collect_vars(out);
+                }
+                if let (true, GraphTerm::Var(g)) = (graphs, p.graph) {
+                    out.insert(g);
+                }
+            }
             Op::Path {
                 subject,
                 object,
@@ -432,7 +552,7 @@ impl Op {
             } => {
                 subject.collect_vars(out);
                 object.collect_vars(out);
-                if let GraphTerm::Var(g) = graph {
+                if let (true, GraphTerm::Var(g)) = (graphs, graph) {
                     out.insert(*g);
                 }
             }
@@ -441,19 +561,19 @@ impl Op {
                     out.insert(*v);
                 }
             }
-            Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| o.collect_vars(out)),
+            Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| o.collect_vars(out, graphs)),
             Op::LeftJoin { left, right, .. } => {
-                left.collect_vars(out);
-                right.collect_vars(out);
+                left.collect_vars(out, graphs);
+                right.collect_vars(out, graphs);
             }
-            Op::Minus { left, .. } => left.collect_vars(out),
+            Op::Minus { left, .. } => left.collect_vars(out, graphs),
             Op::Filter { input, .. }
             | Op::Distinct(input)
             | Op::Reduced(input)
             | Op::OrderBy { input, .. }
-            | Op::Slice { input, .. } => input.collect_vars(out),
+            | Op::Slice { input, .. } => input.collect_vars(out, graphs),
             Op::Extend { input, var, .. } => {
-                input.collect_vars(out);
+                input.collect_vars(out, graphs);
                 out.insert(*var);
             }
             Op::Values { vars, .. } => vars.iter().for_each(|v| out.insert(*v)),

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use oxrdf::{GraphName, Quad as OxQuad, Term};
 use oxrdfio::{RdfFormat, RdfSerializer};
 
-use crate::store::{Dictionary, LiteralKind, Quad, TermId, TermRef};
+use crate::store::{LiteralKind, Quad, TermId, TermRef, TermSource};
 
 /// An RDF syntax the writers produce.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -73,11 +73,11 @@ impl RdfOutputFormat {
 /// Compares two terms by kind (IRIs, blank nodes, literals, triple terms) and then by text.
 ///
 /// This is the order of every output: it depends on the terms only, never on ids or thread count.
-pub fn cmp_terms(dict: &Dictionary, a: TermId, b: TermId) -> Ordering {
+pub fn cmp_terms(dict: &(impl TermSource + ?Sized), a: TermId, b: TermId) -> Ordering {
     if a == b {
         return Ordering::Equal;
     }
-    let (ta, tb) = (dict.get(a), dict.get(b));
+    let (ta, tb) = (dict.term(a), dict.term(b));
     kind_rank(&ta)
         .cmp(&kind_rank(&tb))
         .then_with(|| match (ta, tb) {
@@ -113,7 +113,11 @@ fn kind_rank(t: &TermRef<'_>) -> u8 {
     }
 }
 
-fn cmp_literal_kinds(dict: &Dictionary, a: LiteralKind<'_>, b: LiteralKind<'_>) -> Ordering {
+fn cmp_literal_kinds(
+    dict: &(impl TermSource + ?Sized),
+    a: LiteralKind<'_>,
+    b: LiteralKind<'_>,
+) -> Ordering {
     let rank = |k: &LiteralKind<'_>| match k {
         LiteralKind::Simple => 0,
         LiteralKind::Lang { .. } => 1,
@@ -136,12 +140,12 @@ fn cmp_literal_kinds(dict: &Dictionary, a: LiteralKind<'_>, b: LiteralKind<'_>) 
 }
 
 /// Sorts quads into output order: graph, subject, predicate, object, each by [`cmp_terms`]; drops duplicates.
-pub fn sort_quads(dict: &Dictionary, quads: &mut Vec<Quad>) {
+pub fn sort_quads(dict: &(impl TermSource + ?Sized), quads: &mut Vec<Quad>) {
     let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
     ids.sort_unstable();
     ids.dedup();
     ids.sort_by(|&a, &b| cmp_terms(dict, a, b));
-    let mut rank = vec![0u32; dict.len()];
+    let mut rank = vec![0u32; dict.end().index()];
     for (r, id) in ids.iter().enumerate() {
         rank[id.index()] = r as u32;
     }
@@ -151,7 +155,7 @@ pub fn sort_quads(dict: &Dictionary, quads: &mut Vec<Quad>) {
 
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
 pub fn write_quads<W: Write>(
-    dict: &Dictionary,
+    dict: &(impl TermSource + ?Sized),
     prefixes: &[(String, String)],
     quads: &[Quad],
     format: RdfOutputFormat,
@@ -187,13 +191,13 @@ pub fn write_quads<W: Write>(
 
 /// The declared prefixes some IRI of the output starts with.
 fn used_prefixes<'p>(
-    dict: &Dictionary,
+    dict: &(impl TermSource + ?Sized),
     prefixes: &'p [(String, String)],
     quads: &[Quad],
 ) -> Vec<(&'p str, &'p str)> {
     let mut used = vec![false; prefixes.len()];
     let mut mark = |id: TermId| {
-        if let TermRef::Iri(iri) = dict.get(id) {
+        if let TermRef::Iri(iri) = dict.term(id) {
             for (i, (_, ns)) in prefixes.iter().enumerate() {
                 if !used[i] && iri.len() > ns.len() && starts_with(&iri, ns) {
                     used[i] = true;

@@ -81,6 +81,8 @@ fn entry<'a>(bytes: &'a [u8], starts: &[u64], i: u32) -> &'a [u8] {
 pub struct Dictionary {
     terms: Interner,
     namespaces: Interner,
+    /// The id of this dictionary's first entry: 0, or the end of the dictionary it extends.
+    base: u32,
     blank_nodes: u32,
     scratch: Vec<u8>,
 }
@@ -106,6 +108,7 @@ impl Dictionary {
         let mut dict = Self {
             terms: Interner::default(),
             namespaces: Interner::default(),
+            base: 0,
             blank_nodes: 0,
             scratch: Vec::new(),
         };
@@ -119,9 +122,43 @@ impl Dictionary {
         dict
     }
 
+    /// An empty dictionary that extends `main`: its ids and blank nodes continue where `main`'s end, so the two
+    /// never collide. A query's computed terms live in one; `main` stays shared and unchanged.
+    pub fn extending(main: &Dictionary) -> Self {
+        let mut dict = Self {
+            terms: Interner::default(),
+            namespaces: Interner::default(),
+            base: main.end().0,
+            blank_nodes: main.blank_nodes,
+            scratch: Vec::new(),
+        };
+        dict.namespaces.intern(b"");
+        dict
+    }
+
     /// How many ids are in use (the default graph included).
     pub fn len(&self) -> usize {
         self.terms.len()
+    }
+
+    /// The first id this dictionary hands out.
+    pub fn base(&self) -> TermId {
+        TermId(self.base)
+    }
+
+    /// One past the last id in use.
+    pub fn end(&self) -> TermId {
+        TermId(self.base + self.terms.len() as u32)
+    }
+
+    /// Whether `id` is one of this dictionary's (not of the one it extends).
+    pub fn owns(&self, id: TermId) -> bool {
+        id.0 >= self.base && id.0 < self.end().0
+    }
+
+    /// How many blank nodes have been numbered (this dictionary's and the one it extends).
+    pub fn blank_count(&self) -> u32 {
+        self.blank_nodes
     }
 
     /// Whether the dictionary holds nothing but its reserved entries.
@@ -136,7 +173,7 @@ impl Dictionary {
 
     /// Decodes an id. Panics on an id this dictionary did not hand out.
     pub fn get(&self, id: TermId) -> TermRef<'_> {
-        let bytes = self.terms.entry(id.0);
+        let bytes = self.terms.entry(id.0 - self.base);
         let (&tag, rest) = bytes.split_first().expect("empty dictionary entry");
         match tag {
             TAG_DEFAULT_GRAPH => TermRef::DefaultGraph,
@@ -199,7 +236,7 @@ impl Dictionary {
         key.push(TAG_IRI);
         key.extend_from_slice(&ns_id.to_le_bytes());
         key.extend_from_slice(local.as_bytes());
-        self.terms.get(&key).map(TermId)
+        self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
     /// A blank node distinct from every other.
@@ -222,7 +259,7 @@ impl Dictionary {
     pub fn lookup_literal(&self, lexical: &str, kind: LiteralKind<'_>) -> Option<TermId> {
         let mut key = Vec::with_capacity(8 + lexical.len());
         encode_literal(&mut key, lexical, kind);
-        self.terms.get(&key).map(TermId)
+        self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
     /// Interns an RDF 1.2 triple term over already-interned parts.
@@ -241,11 +278,11 @@ impl Dictionary {
         for (i, id) in [s, p, o].into_iter().enumerate() {
             key[1 + 4 * i..5 + 4 * i].copy_from_slice(&id.0.to_le_bytes());
         }
-        self.terms.get(&key).map(TermId)
+        self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
     fn intern_scratch(&mut self) -> TermId {
-        TermId(self.terms.intern(&self.scratch).0)
+        TermId(self.base + self.terms.intern(&self.scratch).0)
     }
 
     /// Interns an oxrdf term; blank nodes are mapped by `blank`, which owns their scope (one input file, say).
@@ -289,10 +326,16 @@ impl Dictionary {
         };
         self.intern_literal(l.value(), kind)
     }
+}
+
+/// Anything that decodes term ids: the dictionary, or a query's dictionary plus the terms it computed.
+pub trait TermSource {
+    /// Decodes an id.
+    fn term(&self, id: TermId) -> TermRef<'_>;
 
     /// The term as an owned oxrdf term (for writers and messages). The default graph has no term form.
-    pub fn to_oxrdf(&self, id: TermId) -> Option<Term> {
-        Some(match self.get(id) {
+    fn to_oxrdf(&self, id: TermId) -> Option<Term> {
+        Some(match self.term(id) {
             TermRef::DefaultGraph => return None,
             TermRef::Iri(iri) => Term::NamedNode(NamedNode::new_unchecked(iri.to_string())),
             TermRef::Blank(n) => Term::BlankNode(blank_node(n)),
@@ -327,7 +370,7 @@ impl Dictionary {
     }
 
     /// The term as a subject (an IRI or blank node).
-    pub fn to_subject(&self, id: TermId) -> NamedOrBlankNode {
+    fn to_subject(&self, id: TermId) -> NamedOrBlankNode {
         match self.to_oxrdf(id) {
             Some(Term::NamedNode(n)) => n.into(),
             Some(Term::BlankNode(b)) => b.into(),
@@ -336,7 +379,7 @@ impl Dictionary {
     }
 
     /// The graph name of a graph id.
-    pub fn to_graph_name(&self, id: TermId) -> GraphName {
+    fn to_graph_name(&self, id: TermId) -> GraphName {
         match self.to_oxrdf(id) {
             None => GraphName::DefaultGraph,
             Some(Term::NamedNode(n)) => n.into(),
@@ -346,30 +389,32 @@ impl Dictionary {
     }
 
     /// The full text of an IRI id (allocates; for writers and messages).
-    pub fn iri_text(&self, id: TermId) -> String {
-        match self.get(id) {
+    fn iri_text(&self, id: TermId) -> String {
+        match self.term(id) {
             TermRef::Iri(iri) => iri.to_string(),
             other => unreachable!("{other:?} is not an IRI"),
         }
     }
 
-    /// A displayable N-Triples form of a term, for messages.
-    pub fn display(&self, id: TermId) -> impl fmt::Display + '_ {
-        DisplayTerm { dict: self, id }
-    }
-}
-
-struct DisplayTerm<'a> {
-    dict: &'a Dictionary,
-    id: TermId,
-}
-
-impl fmt::Display for DisplayTerm<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.dict.to_oxrdf(self.id) {
-            Some(term) => term.fmt(f),
-            None => f.write_str("DEFAULT"),
+    /// The N-Triples form of a term, for messages (`DEFAULT` for the default graph).
+    fn display(&self, id: TermId) -> String {
+        match self.to_oxrdf(id) {
+            Some(term) => term.to_string(),
+            None => "DEFAULT".to_owned(),
         }
+    }
+
+    /// One past the largest id this source decodes.
+    fn end(&self) -> TermId;
+}
+
+impl TermSource for Dictionary {
+    fn term(&self, id: TermId) -> TermRef<'_> {
+        self.get(id)
+    }
+
+    fn end(&self) -> TermId {
+        Dictionary::end(self)
     }
 }
 

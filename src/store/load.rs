@@ -263,6 +263,8 @@ pub fn load(
 /// Accumulates sources into a dictionary and per-graph triple lists; [`Loader::finish`] indexes them.
 #[derive(Default)]
 pub struct Loader {
+    /// Where quads of a source's default graph go (`None`: the default graph).
+    target: Option<TermId>,
     dict: Dictionary,
     graph_slots: HashMap<TermId, usize>,
     graphs: Vec<(TermId, Vec<Triple>)>,
@@ -273,6 +275,12 @@ impl Loader {
     /// An empty loader.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sends the default-graph quads of the sources loaded next into the named graph `iri` (`None`: back to
+    /// the default graph), as a SPARQL dataset's `FROM NAMED` file does.
+    pub fn set_target_graph(&mut self, iri: Option<&str>) {
+        self.target = iri.map(|i| self.dict.intern_iri(i));
     }
 
     /// Parses one source.
@@ -384,7 +392,9 @@ impl Loader {
                         Some((g, slot)) if *g == quad.graph_name => *slot,
                         _ => {
                             let id = match quad.graph_name.as_ref() {
-                                oxrdf::GraphNameRef::DefaultGraph => TermId::DEFAULT_GRAPH,
+                                oxrdf::GraphNameRef::DefaultGraph => {
+                                    self.target.unwrap_or(TermId::DEFAULT_GRAPH)
+                                }
                                 oxrdf::GraphNameRef::NamedNode(n) => {
                                     self.dict.intern_iri(n.as_str())
                                 }

@@ -80,12 +80,24 @@ pub fn prefix_range<T>(
     start..end
 }
 
+/// Counts per predicate, for the planner's estimates.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PredicateStats {
+    /// Triples with this predicate.
+    pub triples: usize,
+    /// Distinct subjects of those triples.
+    pub subjects: usize,
+    /// Distinct objects of those triples.
+    pub objects: usize,
+}
+
 /// The triples of one graph, sorted three ways; each array holds keys in its own order.
 #[derive(Debug, Default, Clone)]
 pub struct TripleIndex {
     spo: Vec<[TermId; 3]>,
     pos: Vec<[TermId; 3]>,
     osp: Vec<[TermId; 3]>,
+    predicates: Vec<(TermId, PredicateStats)>,
 }
 
 impl TripleIndex {
@@ -101,11 +113,26 @@ impl TripleIndex {
         };
         let pos = permuted(Perm::Pos);
         let osp = permuted(Perm::Osp);
+        let predicates = predicate_stats(&triples, &pos);
         Self {
             spo: triples,
             pos,
             osp,
+            predicates,
         }
+    }
+
+    /// Counts for one predicate.
+    pub fn predicate_stats(&self, p: TermId) -> Option<PredicateStats> {
+        self.predicates
+            .binary_search_by_key(&p, |(q, _)| *q)
+            .ok()
+            .map(|i| self.predicates[i].1)
+    }
+
+    /// How many distinct predicates.
+    pub fn predicate_count(&self) -> usize {
+        self.predicates.len()
     }
 
     /// How many triples.
@@ -154,6 +181,33 @@ impl TripleIndex {
     pub fn heap_bytes(&self) -> usize {
         (self.spo.capacity() + self.pos.capacity() + self.osp.capacity()) * size_of::<Triple>()
     }
+}
+
+/// Per predicate: triples, distinct subjects (from SPO) and distinct objects (from POS), in one pass each.
+fn predicate_stats(spo: &[Triple], pos: &[[TermId; 3]]) -> Vec<(TermId, PredicateStats)> {
+    let mut out: Vec<(TermId, PredicateStats)> = Vec::new();
+    let mut last: Option<[TermId; 2]> = None;
+    for &[p, o, _] in pos {
+        if out.last().is_none_or(|(q, _)| *q != p) {
+            out.push((p, PredicateStats::default()));
+        }
+        let stats = &mut out.last_mut().expect("pushed").1;
+        stats.triples += 1;
+        if last != Some([p, o]) {
+            stats.objects += 1;
+            last = Some([p, o]);
+        }
+    }
+    let mut last: Option<[TermId; 2]> = None;
+    for &[s, p, _] in spo {
+        if last != Some([s, p]) {
+            last = Some([s, p]);
+            if let Ok(i) = out.binary_search_by_key(&p, |(q, _)| *q) {
+                out[i].1.subjects += 1;
+            }
+        }
+    }
+    out
 }
 
 /// The asserted quads, one [`TripleIndex`] per graph, graphs ordered by id.
@@ -231,6 +285,20 @@ mod tests {
             assert!(idx.keys(perm).is_sorted(), "{perm:?}");
             assert_eq!(idx.keys(perm).len(), 3);
         }
+    }
+
+    #[test]
+    fn predicate_stats_count_triples_and_distinct_ends() {
+        let idx = TripleIndex::from_triples(vec![t(1, 9, 3), t(1, 9, 4), t(2, 9, 3), t(2, 8, 3)]);
+        assert_eq!(
+            idx.predicate_stats(TermId(9)),
+            Some(PredicateStats {
+                triples: 3,
+                subjects: 2,
+                objects: 2
+            })
+        );
+        assert_eq!(idx.predicate_count(), 2);
     }
 
     proptest! {

@@ -150,5 +150,7 @@ pub mod well_known {
         RDF_JSON = 13: "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON",
         F_RULE = 14: "https://ns.flur.ee/db#rule",
         F_SPARQL = 15: "https://ns.flur.ee/db#sparql",
+        XSD_TIME = 16: "http://www.w3.org/2001/XMLSchema#time",
+        XSD_DAY_TIME_DURATION = 17: "http://www.w3.org/2001/XMLSchema#dayTimeDuration",
     }
 }

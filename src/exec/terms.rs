@@ -1,0 +1,79 @@
+//! This module defines [`Terms`]: the store's dictionary, read-only and shared, extended by the terms one
+//! execution computes (BIND results, CONCAT strings, fresh blank nodes).
+
+use crate::store::{Dictionary, LiteralKind, TermId, TermRef, TermSource, Triple};
+
+/// The dictionary plus an execution's own terms; a term already in the dictionary always keeps its id there,
+/// so id equality stays term equality.
+pub struct Terms<'a> {
+    main: &'a Dictionary,
+    local: Dictionary,
+}
+
+impl<'a> Terms<'a> {
+    /// No computed terms yet.
+    pub fn new(main: &'a Dictionary) -> Self {
+        Self {
+            main,
+            local: Dictionary::extending(main),
+        }
+    }
+
+    /// The shared dictionary.
+    pub fn main(&self) -> &'a Dictionary {
+        self.main
+    }
+
+    /// The computed terms (ids from the main dictionary's end).
+    pub fn local(&self) -> &Dictionary {
+        &self.local
+    }
+
+    /// Whether `id` was computed by this execution.
+    pub fn is_local(&self, id: TermId) -> bool {
+        id >= self.local.base()
+    }
+
+    /// An IRI's id.
+    pub fn iri(&mut self, iri: &str) -> TermId {
+        match self.main.lookup_iri(iri) {
+            Some(id) => id,
+            None => self.local.intern_iri(iri),
+        }
+    }
+
+    /// A literal's id.
+    pub fn literal(&mut self, lexical: &str, kind: LiteralKind<'_>) -> TermId {
+        match self.main.lookup_literal(lexical, kind) {
+            Some(id) => id,
+            None => self.local.intern_literal(lexical, kind),
+        }
+    }
+
+    /// A triple term's id.
+    pub fn triple(&mut self, t: Triple) -> TermId {
+        match self.main.lookup_triple(t) {
+            Some(id) => id,
+            None => self.local.intern_triple(t),
+        }
+    }
+
+    /// A blank node no other term is.
+    pub fn fresh_blank(&mut self) -> TermId {
+        self.local.new_blank_node()
+    }
+}
+
+impl TermSource for Terms<'_> {
+    fn term(&self, id: TermId) -> TermRef<'_> {
+        if id < self.local.base() {
+            self.main.get(id)
+        } else {
+            self.local.get(id)
+        }
+    }
+
+    fn end(&self) -> TermId {
+        self.local.end()
+    }
+}

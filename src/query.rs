@@ -1,0 +1,321 @@
+//! This module defines SPARQL queries end to end: [`prepare`] (parse, lower, plan) and [`execute`] (run, then
+//! shape the answer: solutions, a boolean, or triples for CONSTRUCT and DESCRIBE).
+
+use std::time::Duration;
+
+use miette::{Diagnostic, SourceSpan};
+use spargebra::SparqlParser;
+use thiserror::Error;
+
+use crate::exec::datetime::DateTime;
+use crate::exec::eval::Env;
+use crate::exec::terms::Terms;
+use crate::exec::{self, Cancel, Context, ExecError, Flow, ROW_UNBOUND, Rows, State};
+use crate::ir::lower::{self, LowerError, QueryForm, TemplateTerm};
+use crate::ir::{VarId, VarSet};
+use crate::plan::{self, Dataset, Plan};
+use crate::store::{Dictionary, TermId, TermRef, TermSource, Triple, View};
+
+/// Why a query could not be prepared or run.
+#[derive(Debug, Error, Diagnostic)]
+pub enum QueryError {
+    /// The query text is not SPARQL.
+    #[error("the query is not valid SPARQL: {message}")]
+    #[diagnostic(
+        code(reasonctl::query::syntax),
+        help("fix the query at the marked position")
+    )]
+    Syntax {
+        /// The parser's message (its position removed).
+        message: String,
+        /// The query text.
+        #[source_code]
+        text: miette::NamedSource<String>,
+        /// Where.
+        #[label("here")]
+        span: Option<SourceSpan>,
+    },
+    /// A construct the executor does not run.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Lower(#[from] LowerError),
+    /// Execution stopped.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Exec(#[from] ExecError),
+}
+
+/// A query ready to run: its form, its plan, and the dataset it reads.
+#[derive(Debug)]
+pub struct Prepared {
+    /// What it returns.
+    pub form: QueryForm,
+    /// The plan.
+    pub plan: Plan,
+    /// FROM / FROM NAMED, or the data's own graphs.
+    pub dataset: Dataset,
+    /// The base IRI `IRI()` resolves against.
+    pub base: Option<String>,
+}
+
+/// Parses SPARQL text into a spargebra query, turning syntax errors into a diagnostic with a span.
+pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Query, QueryError> {
+    let mut parser = SparqlParser::new();
+    if let Some(b) = base {
+        parser = parser.with_base_iri(b).map_err(|e| QueryError::Syntax {
+            message: format!("bad base IRI {b}: {e}"),
+            text: miette::NamedSource::new(name, text.to_owned()),
+            span: None,
+        })?;
+    }
+    parser
+        .parse_query(text)
+        .map_err(|e| syntax_error(text, name, &e.to_string()))
+}
+
+/// A syntax error as a diagnostic: spargebra writes "error at L:C: expected …"; the span is rebuilt from it and
+/// the long list of expected characters is cut.
+pub fn syntax_error(text: &str, name: &str, message: &str) -> QueryError {
+    let mut span = None;
+    let mut short = message.to_owned();
+    if let Some(rest) = message.strip_prefix("error at ") {
+        if let Some((pos, msg)) = rest.split_once(": ") {
+            if let Some((l, c)) = pos.split_once(':') {
+                if let (Ok(line), Ok(col)) = (l.parse::<usize>(), c.parse::<usize>()) {
+                    span = offset_of(text, line, col).map(|o| SourceSpan::new(o.into(), 1));
+                    short = msg.to_owned();
+                }
+            }
+        }
+    }
+    if let Some(i) = short.find("expected one of") {
+        let list = &short[i..];
+        if list.len() > 120 {
+            short = format!("{}…", &short[..i + 120.min(list.len())]);
+        }
+    }
+    QueryError::Syntax {
+        message: short,
+        text: miette::NamedSource::new(name, text.to_owned()),
+        span,
+    }
+}
+
+/// The byte offset of a 1-based line and column (columns in characters).
+fn offset_of(text: &str, line: usize, col: usize) -> Option<usize> {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let within: usize = l
+                .chars()
+                .take(col.saturating_sub(1))
+                .map(char::len_utf8)
+                .sum();
+            return Some((offset + within).min(text.len().saturating_sub(1)));
+        }
+        offset += l.len();
+    }
+    None
+}
+
+/// Lowers and plans a parsed query; constants are interned into `dict`.
+pub fn prepare(
+    query: &spargebra::Query,
+    dict: &mut Dictionary,
+    view: View<'_>,
+) -> Result<Prepared, QueryError> {
+    let base = match query {
+        spargebra::Query::Select { base_iri, .. }
+        | spargebra::Query::Construct { base_iri, .. }
+        | spargebra::Query::Describe { base_iri, .. }
+        | spargebra::Query::Ask { base_iri, .. } => {
+            base_iri.as_ref().map(|b| b.as_str().to_owned())
+        }
+    };
+    let lowered = lower::lower_query(query, dict)?;
+    let dataset = match &lowered.dataset {
+        None => Dataset::default(),
+        Some(d) => Dataset {
+            default: d.default.clone(),
+            named: Some(d.named.clone().unwrap_or_default()),
+        },
+    };
+    let plan = plan::plan(&lowered.op, lowered.vars, view, &dataset, &VarSet::new());
+    Ok(Prepared {
+        form: lowered.form,
+        plan,
+        dataset,
+        base,
+    })
+}
+
+/// How a query runs.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// What NOW() returns (default: the current time, fixed for the run).
+    pub now: Option<DateTime>,
+    /// A deadline.
+    pub timeout: Option<Duration>,
+}
+
+/// A query's answer; ids refer to the [`Terms`] returned with it.
+#[derive(Debug)]
+pub enum Answer {
+    /// SELECT: column names and rows (one column per name).
+    Solutions {
+        /// Variable names, in projection order.
+        vars: Vec<String>,
+        /// Rows, `vars.len()` wide (at least 1), [`ROW_UNBOUND`] where unbound.
+        rows: Rows,
+    },
+    /// ASK.
+    Boolean(bool),
+    /// CONSTRUCT / DESCRIBE: distinct triples, in construction order.
+    Triples(Vec<Triple>),
+}
+
+/// The outcome of running a query: the answer, the terms it refers to, and rows per plan node.
+pub struct Outcome<'a> {
+    /// The answer.
+    pub answer: Answer,
+    /// The dictionary plus computed terms.
+    pub terms: Terms<'a>,
+    /// Rows each plan node produced.
+    pub actual: Vec<u64>,
+}
+
+/// Runs a prepared query over `view`.
+pub fn execute<'a>(
+    prepared: &Prepared,
+    dict: &'a Dictionary,
+    view: View<'a>,
+    options: &RunOptions,
+) -> Result<Outcome<'a>, QueryError> {
+    let env = Env::new(
+        options.now.unwrap_or_else(DateTime::now),
+        prepared.base.clone(),
+    );
+    let mut cancel = Cancel::new();
+    if let Some(t) = options.timeout {
+        cancel = cancel.with_timeout(t);
+    }
+    let cx = Context::new(view, env)
+        .with_dataset(prepared.dataset.clone())
+        .with_cancel(cancel);
+    let plan = &prepared.plan;
+    let mut st = State::new(Terms::new(dict), plan);
+    let unit = Rows::unit(plan.width);
+    let answer = match &prepared.form {
+        QueryForm::Ask => {
+            let mut found = false;
+            exec::execute(plan, &cx, &mut st, &unit, &mut |_, rows| {
+                found |= !rows.is_empty();
+                Ok(if found { Flow::Stop } else { Flow::Continue })
+            })?;
+            Answer::Boolean(found)
+        }
+        QueryForm::Select { projection } => {
+            let cols: Vec<VarId> = projection.clone();
+            let width = cols.len().max(1);
+            let mut out = Rows::new(width);
+            let mut buf = vec![ROW_UNBOUND; width];
+            exec::execute(plan, &cx, &mut st, &unit, &mut |_, rows| {
+                for row in rows.iter() {
+                    for (k, v) in cols.iter().enumerate() {
+                        buf[k] = row[v.index()];
+                    }
+                    out.push(&buf);
+                }
+                Ok(Flow::Continue)
+            })?;
+            Answer::Solutions {
+                vars: cols.iter().map(|v| plan.vars.name(*v).to_owned()).collect(),
+                rows: out,
+            }
+        }
+        QueryForm::Construct { template } => {
+            let rows = exec::collect(plan, &cx, &mut st)?;
+            let mut triples = Vec::new();
+            let mut seen = hashbrown::HashSet::new();
+            for row in rows.iter() {
+                let mut blanks: Vec<Option<TermId>> = Vec::new();
+                for t in template {
+                    if let Some(triple) = instantiate(&mut st.terms, t, row, &mut blanks) {
+                        if seen.insert(triple) {
+                            triples.push(triple);
+                        }
+                    }
+                }
+            }
+            Answer::Triples(triples)
+        }
+        QueryForm::Describe { projection } => {
+            let rows = exec::collect(plan, &cx, &mut st)?;
+            let mut targets: Vec<TermId> = rows
+                .iter()
+                .flat_map(|row| {
+                    projection
+                        .iter()
+                        .map(|v| row[v.index()])
+                        .collect::<Vec<_>>()
+                })
+                .filter(|id| *id != ROW_UNBOUND)
+                .collect();
+            targets.sort_unstable();
+            targets.dedup();
+            let mut triples = Vec::new();
+            for t in targets {
+                for g in &cx.dataset.default {
+                    triples.extend(cx.view.scan(*g, &[Some(t), None, None]));
+                }
+            }
+            Answer::Triples(triples)
+        }
+    };
+    Ok(Outcome {
+        answer,
+        actual: st.actual,
+        terms: st.terms,
+    })
+}
+
+/// One template triple for one row: `None` if a variable is unbound or a position cannot hold the term.
+pub fn instantiate(
+    terms: &mut Terms<'_>,
+    t: &[TemplateTerm; 3],
+    row: &[TermId],
+    blanks: &mut Vec<Option<TermId>>,
+) -> Option<Triple> {
+    let s = template_term(terms, &t[0], row, blanks)?;
+    let p = template_term(terms, &t[1], row, blanks)?;
+    let o = template_term(terms, &t[2], row, blanks)?;
+    if !matches!(terms.term(s), TermRef::Iri(_) | TermRef::Blank(_))
+        || !matches!(terms.term(p), TermRef::Iri(_))
+    {
+        return None;
+    }
+    Some([s, p, o])
+}
+
+fn template_term(
+    terms: &mut Terms<'_>,
+    t: &TemplateTerm,
+    row: &[TermId],
+    blanks: &mut Vec<Option<TermId>>,
+) -> Option<TermId> {
+    match t {
+        TemplateTerm::Const(c) => Some(*c),
+        TemplateTerm::Var(v) => Some(row[v.index()]).filter(|id| *id != ROW_UNBOUND),
+        TemplateTerm::Blank(n) => {
+            let n = *n as usize;
+            if blanks.len() <= n {
+                blanks.resize(n + 1, None);
+            }
+            Some(*blanks[n].get_or_insert_with(|| terms.fresh_blank()))
+        }
+        TemplateTerm::Triple(parts) => {
+            let triple = instantiate(terms, parts, row, blanks)?;
+            Some(terms.triple(triple))
+        }
+    }
+}
