@@ -25,6 +25,9 @@ _reasonctl() {
             reasonctl,materialize)
                 cmd="reasonctl__subcmd__materialize"
                 ;;
+            reasonctl,query)
+                cmd="reasonctl__subcmd__query"
+                ;;
             reasonctl__subcmd__help,generate)
                 cmd="reasonctl__subcmd__help__subcmd__generate"
                 ;;
@@ -34,6 +37,9 @@ _reasonctl() {
             reasonctl__subcmd__help,materialize)
                 cmd="reasonctl__subcmd__help__subcmd__materialize"
                 ;;
+            reasonctl__subcmd__help,query)
+                cmd="reasonctl__subcmd__help__subcmd__query"
+                ;;
             *)
                 ;;
         esac
@@ -41,7 +47,7 @@ _reasonctl() {
 
     case "${cmd}" in
         reasonctl)
-            opts="-q -h -V --threads --quiet --help --version materialize generate help"
+            opts="-q -h -V --threads --quiet --help --version materialize query generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -81,7 +87,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__help)
-            opts="materialize generate help"
+            opts="materialize query generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -136,6 +142,20 @@ _reasonctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reasonctl__subcmd__help__subcmd__query)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reasonctl__subcmd__materialize)
             opts="-o -q -h -V --data-format --base --output --out-dir --format --include-asserted --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -165,6 +185,56 @@ _reasonctl() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "trig nquads turtle ntriples" -- "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reasonctl__subcmd__query)
+            opts="-o -q -h -V --query --data-format --base --format --output --explain-plan --timeout --reasoning-time --threads --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --query)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-format)
+                    COMPREPLY=($(compgen -W "turtle trig ntriples nquads rdfxml jsonld" -- "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "json xml csv tsv nt nquads turtle trig" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --threads)

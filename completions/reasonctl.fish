@@ -29,6 +29,7 @@ complete -c reasonctl -n "__fish_reasonctl_needs_command" -s q -l quiet -d 'No p
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s h -l help -d 'Print help'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
@@ -49,11 +50,36 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l incl
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l query -d 'The query: a file holding it, or its text' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
+trig\t'TriG (`.trig`), RDF 1.2'
+ntriples\t'N-Triples (`.nt`), RDF 1.2'
+nquads\t'N-Quads (`.nq`), RDF 1.2'
+rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
+jsonld\t'JSON-LD (`.jsonld`)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l base -d 'The base IRI for the data and the query (default: each file\'s own file:// IRI)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l format -d 'Answer syntax (default: json for SELECT and ASK, nt for CONSTRUCT and DESCRIBE)' -r -f -a "json\t'SPARQL 1.1 Query Results JSON (SELECT, ASK)'
+xml\t'SPARQL Query Results XML (SELECT, ASK)'
+csv\t'SPARQL 1.1 Query Results CSV (SELECT, ASK)'
+tsv\t'SPARQL 1.1 Query Results TSV (SELECT, ASK)'
+nt\t'N-Triples (CONSTRUCT, DESCRIBE)'
+nquads\t'N-Quads (CONSTRUCT, DESCRIBE)'
+turtle\t'Turtle (CONSTRUCT, DESCRIBE)'
+trig\t'TriG (CONSTRUCT, DESCRIBE)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Stop the query after SECS seconds (exit 2)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-time -d 'The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l out-dir -d 'Where to write it' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,12 +1,19 @@
 //! This module defines the application layer: validated [`Settings`] in, one command run, an [`Outcome`] or a
 //! [`Failure`] (a miette report with its exit code) out. It owns progress display; nothing below it prints.
 
-use miette::Report;
+use std::io::Write;
 
+use miette::{Diagnostic, Report};
+use thiserror::Error;
+
+use crate::exec::datetime::DateTime;
+use crate::ir::display::Namer;
 use crate::output::progress::Progress;
-use crate::output::{self, OutputTarget, RdfOutputFormat, rdf};
-use crate::store::Quad;
+use crate::output::results::{self, AnswerFormat};
+use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
+use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::store::load::{self, DataSource, LoadOptions};
+use crate::store::{Overlay, Quad, View};
 
 /// Everything a run needs, validated once from the command line.
 #[derive(Clone, Debug)]
@@ -24,6 +31,40 @@ pub struct Settings {
 pub enum CommandSettings {
     /// `reasonctl materialize`.
     Materialize(MaterializeSettings),
+    /// `reasonctl query`.
+    Query(QuerySettings),
+}
+
+/// The text of a query and where it came from.
+#[derive(Clone, Debug)]
+pub struct QueryInput {
+    /// The SPARQL text.
+    pub text: String,
+    /// A file name or `<query>`, for diagnostics.
+    pub name: String,
+    /// The base IRI its relative IRIs resolve against.
+    pub base: Option<String>,
+}
+
+/// Settings of `reasonctl query`.
+#[derive(Clone, Debug)]
+pub struct QuerySettings {
+    /// The data sources (may be none).
+    pub sources: Vec<DataSource>,
+    /// How they are read.
+    pub load: LoadOptions,
+    /// The query.
+    pub query: QueryInput,
+    /// The answer syntax (`None`: by query form).
+    pub format: Option<AnswerFormat>,
+    /// A file to write to instead of stdout.
+    pub output: Option<std::path::PathBuf>,
+    /// Print the plan instead of the answer.
+    pub explain_plan: bool,
+    /// A deadline.
+    pub timeout: Option<std::time::Duration>,
+    /// What NOW() returns.
+    pub now: Option<DateTime>,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -89,6 +130,26 @@ impl From<output::OutputError> for Failure {
     }
 }
 
+impl From<QueryError> for Failure {
+    fn from(e: QueryError) -> Self {
+        Failure::input(e)
+    }
+}
+
+/// An answer format that cannot hold the query's answer.
+#[derive(Debug, Error, Diagnostic)]
+#[error("--format {format} cannot hold the answer of a {form} query")]
+#[diagnostic(
+    code(reasonctl::query::format),
+    help(
+        "use json, xml, csv or tsv for SELECT and ASK; nt, nquads, turtle or trig for CONSTRUCT and DESCRIBE"
+    )
+)]
+pub struct AnswerFormatError {
+    format: String,
+    form: &'static str,
+}
+
 impl From<load::LoadError> for Failure {
     fn from(e: load::LoadError) -> Self {
         Failure::input(e)
@@ -106,7 +167,96 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
     let progress = Progress::new(settings.quiet);
     match settings.command {
         CommandSettings::Materialize(m) => materialize(&m, &progress),
+        CommandSettings::Query(q) => run_query(&q, &progress),
     }
+}
+
+fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, Failure> {
+    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let q = &settings.query;
+    let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
+    let overlay = Overlay::new();
+    let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
+    let options = RunOptions {
+        now: settings.now,
+        timeout: settings.timeout,
+    };
+    let outcome = query::execute(
+        &prepared,
+        &store.dict,
+        View::new(&store.quads, &overlay),
+        &options,
+    )?;
+    let write = |out: &mut dyn Write| -> std::io::Result<()> {
+        if settings.explain_plan {
+            let namer = Namer {
+                dict: &outcome.terms,
+                vars: &prepared.plan.vars,
+            };
+            return out.write_all(
+                prepared
+                    .plan
+                    .explain(&namer, Some(&outcome.actual))
+                    .as_bytes(),
+            );
+        }
+        match &outcome.answer {
+            Answer::Solutions { vars, rows } => {
+                let f = settings
+                    .format
+                    .unwrap_or(AnswerFormat::Json)
+                    .results()
+                    .expect("checked below");
+                results::write_solutions(&outcome.terms, vars, rows, f, out).map(|_| ())
+            }
+            Answer::Boolean(b) => {
+                let f = settings
+                    .format
+                    .unwrap_or(AnswerFormat::Json)
+                    .results()
+                    .expect("checked below");
+                results::write_boolean(*b, f, out).map(|_| ())
+            }
+            Answer::Triples(t) => {
+                let f = settings
+                    .format
+                    .unwrap_or(AnswerFormat::NTriples)
+                    .rdf()
+                    .expect("checked below");
+                results::write_triples(&outcome.terms, &store.prefixes, t, f, out).map(|_| ())
+            }
+        }
+    };
+    if !settings.explain_plan {
+        let (ok, form) = match (&outcome.answer, settings.format) {
+            (_, None) => (true, ""),
+            (Answer::Triples(_), Some(f)) => (f.rdf().is_some(), "CONSTRUCT or DESCRIBE"),
+            (Answer::Boolean(_), Some(f)) => (f.results().is_some(), "ASK"),
+            (Answer::Solutions { .. }, Some(f)) => (f.results().is_some(), "SELECT"),
+        };
+        if !ok {
+            return Err(Failure::input(AnswerFormatError {
+                format: format!("{:?}", settings.format.expect("some")).to_lowercase(),
+                form,
+            }));
+        }
+    }
+    match &settings.output {
+        Some(path) => files::write_atomically(path, |w| write(w)).map_err(|e| {
+            Failure::from(output::OutputError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })
+        })?,
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = std::io::BufWriter::new(stdout.lock());
+            write(&mut lock)
+                .and_then(|()| lock.flush())
+                .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
+        }
+    }
+    Ok(Outcome::Done)
 }
 
 fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Outcome, Failure> {

@@ -33,6 +33,8 @@ pub struct Args {
 pub enum Command {
     /// Load the data, run the rules to a fixpoint, and write the facts per named graph.
     Materialize(MaterializeArgs),
+    /// Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data.
+    Query(QueryArgs),
     /// Write the man pages or shell completions (for packagers).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -80,6 +82,46 @@ pub struct MaterializeArgs {
     /// Write the asserted facts too, not only the derived ones.
     #[arg(long)]
     pub include_asserted: bool,
+}
+
+/// `reasonctl query`.
+#[derive(Debug, clap::Args)]
+pub struct QueryArgs {
+    /// Data files (as for materialize); none: an empty dataset. `-` reads stdin.
+    #[arg(value_name = "DATA")]
+    pub data: Vec<String>,
+
+    /// The query: a file holding it, or its text.
+    #[arg(long, value_name = "FILE|TEXT")]
+    pub query: String,
+
+    /// The syntax of every data file, instead of guessing it from the extension (stdin: default nquads).
+    #[arg(long, value_name = "FORMAT")]
+    pub data_format: Option<DataFormat>,
+
+    /// The base IRI for the data and the query (default: each file's own file:// IRI).
+    #[arg(long, value_name = "IRI")]
+    pub base: Option<String>,
+
+    /// Answer syntax (default: json for SELECT and ASK, nt for CONSTRUCT and DESCRIBE).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<crate::output::results::AnswerFormat>,
+
+    /// Write the answer to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print the plan, with estimated and actual rows per node, instead of the answer.
+    #[arg(long)]
+    pub explain_plan: bool,
+
+    /// Stop the query after SECS seconds (exit 2).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+
+    /// The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time.
+    #[arg(long, value_name = "RFC3339")]
+    pub reasoning_time: Option<String>,
 }
 
 /// `reasonctl generate`.

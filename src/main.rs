@@ -24,7 +24,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Task::Run(settings) => match app::run(settings) {
+        Task::Run(settings) => match app::run(*settings) {
             Ok(outcome) => ExitCode::from(outcome.exit_code()),
             // `reasonctl … | head`: the reader left; that is not an error (the Unix convention).
             Err(failure) if failure.broken_pipe => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 pub mod files;
 pub mod progress;
 pub mod rdf;
+pub mod results;
 
 use std::io::{self, Write};
 use std::path::PathBuf;

@@ -6,4 +6,4 @@ pub mod physical;
 pub mod planner;
 
 pub use physical::{ExistsPlan, Kind, LeftMode, Node, Plan};
-pub use planner::{Dataset, plan};
+pub use planner::{Dataset, plan, plan_with};

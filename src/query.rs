@@ -124,6 +124,16 @@ pub fn prepare(
     dict: &mut Dictionary,
     view: View<'_>,
 ) -> Result<Prepared, QueryError> {
+    prepare_with(query, dict, view, true)
+}
+
+/// [`prepare`], with join reordering switchable (off: operands in written order, the differential baseline).
+pub fn prepare_with(
+    query: &spargebra::Query,
+    dict: &mut Dictionary,
+    view: View<'_>,
+    reorder: bool,
+) -> Result<Prepared, QueryError> {
     let base = match query {
         spargebra::Query::Select { base_iri, .. }
         | spargebra::Query::Construct { base_iri, .. }
@@ -140,7 +150,14 @@ pub fn prepare(
             named: Some(d.named.clone().unwrap_or_default()),
         },
     };
-    let plan = plan::plan(&lowered.op, lowered.vars, view, &dataset, &VarSet::new());
+    let plan = plan::plan_with(
+        &lowered.op,
+        lowered.vars,
+        view,
+        &dataset,
+        &VarSet::new(),
+        reorder,
+    );
     Ok(Prepared {
         form: lowered.form,
         plan,

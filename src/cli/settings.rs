@@ -3,10 +3,12 @@
 use miette::Diagnostic;
 use thiserror::Error;
 
-use super::{Args, Command, DataArgs, MaterializeArgs};
-use crate::app::{CommandSettings, MaterializeSettings, Settings};
+use super::{Args, Command, DataArgs, MaterializeArgs, QueryArgs};
+use crate::app::{CommandSettings, MaterializeSettings, QueryInput, QuerySettings, Settings};
+use crate::exec::datetime::DateTime;
 use crate::output::{OutputTarget, RdfOutputFormat};
 use crate::store::load::{DataSource, LoadOptions};
+use crate::store::well_known;
 
 /// A flag value that cannot be used.
 #[derive(Debug, Error, Diagnostic)]
@@ -42,6 +44,32 @@ pub enum SettingsError {
         help("omit --threads to use one thread per core")
     )]
     Threads,
+    /// `--timeout` is not a positive number.
+    #[error("--timeout {0} is not a positive number of seconds")]
+    #[diagnostic(
+        code(reasonctl::settings::timeout),
+        help("pass seconds, e.g. --timeout 30 or --timeout 0.5")
+    )]
+    Timeout(f64),
+    /// `--reasoning-time` is not an xsd:dateTime.
+    #[error("--reasoning-time {0:?} is not a date-time")]
+    #[diagnostic(
+        code(reasonctl::settings::reasoning_time),
+        help("write it as RFC 3339 / xsd:dateTime, e.g. 2026-12-02T15:00:00Z")
+    )]
+    ReasoningTime(String),
+    /// `--query` names neither a readable file nor a query.
+    #[error("cannot read the query file {path}: {reason}")]
+    #[diagnostic(
+        code(reasonctl::settings::query_file),
+        help("pass a readable file, or the query text itself")
+    )]
+    QueryFile {
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// Stdin named twice.
     #[error("standard input (-) is named more than once")]
     #[diagnostic(code(reasonctl::settings::stdin_twice), help("pass - at most once"))]
@@ -52,7 +80,7 @@ pub enum SettingsError {
 #[derive(Debug)]
 pub enum Task {
     /// Run a command.
-    Run(Settings),
+    Run(Box<Settings>),
     /// Generate man pages or completions.
     Generate(super::GenerateArgs),
 }
@@ -65,12 +93,13 @@ pub fn task(args: Args) -> Result<Task, SettingsError> {
     let command = match args.command {
         Command::Generate(g) => return Ok(Task::Generate(g)),
         Command::Materialize(m) => CommandSettings::Materialize(materialize(m)?),
+        Command::Query(q) => CommandSettings::Query(query(q)?),
     };
-    Ok(Task::Run(Settings {
+    Ok(Task::Run(Box::new(Settings {
         threads: args.threads,
         quiet: args.quiet,
         command,
-    }))
+    })))
 }
 
 fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError> {
@@ -91,6 +120,62 @@ fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError>
             format: args.data_format,
         },
     ))
+}
+
+fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
+    let (sources, load) = data(DataArgs {
+        data: args.data,
+        data_format: args.data_format,
+        base: args.base.clone(),
+    })?;
+    // A query names a file when one exists at that path (or when it cannot be query text); else it is the text.
+    let path = std::path::Path::new(&args.query);
+    let looks_like_query = ["select", "ask", "construct", "describe", "prefix", "base"]
+        .iter()
+        .any(|k| args.query.trim_start().to_ascii_lowercase().starts_with(k))
+        || args.query.contains('{');
+    let input = if path.is_file() || !looks_like_query {
+        let text = std::fs::read_to_string(path).map_err(|e| SettingsError::QueryFile {
+            path: args.query.clone(),
+            reason: e.to_string(),
+        })?;
+        QueryInput {
+            text,
+            name: args.query.clone(),
+            base: args
+                .base
+                .clone()
+                .or_else(|| Some(crate::store::load::file_iri(path))),
+        }
+    } else {
+        QueryInput {
+            text: args.query.clone(),
+            name: "<query>".to_owned(),
+            base: args.base.clone(),
+        }
+    };
+    let timeout = match args.timeout {
+        None => None,
+        Some(t) if t > 0.0 && t.is_finite() => Some(std::time::Duration::from_secs_f64(t)),
+        Some(t) => return Err(SettingsError::Timeout(t)),
+    };
+    let now = match &args.reasoning_time {
+        None => None,
+        Some(t) => Some(
+            DateTime::parse(t, well_known::XSD_DATE_TIME)
+                .ok_or_else(|| SettingsError::ReasoningTime(t.clone()))?,
+        ),
+    };
+    Ok(QuerySettings {
+        sources,
+        load,
+        query: input,
+        format: args.format,
+        output: args.output,
+        explain_plan: args.explain_plan,
+        timeout,
+        now,
+    })
 }
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {

@@ -63,10 +63,24 @@ impl Dataset {
 /// Plans `op` for input rows in which `bound` are bound (empty for a query; the outer variables for a seeded
 /// pattern). Hidden variables the plan needs (seed columns) are added to `vars`.
 pub fn plan(op: &Op, vars: VarTable, view: View<'_>, dataset: &Dataset, bound: &VarSet) -> Plan {
+    plan_with(op, vars, view, dataset, bound, true)
+}
+
+/// [`plan`], optionally keeping join operands in the order they were written (`reorder: false`), the reference
+/// the differential tests compare planned execution against.
+pub fn plan_with(
+    op: &Op,
+    vars: VarTable,
+    view: View<'_>,
+    dataset: &Dataset,
+    bound: &VarSet,
+    reorder: bool,
+) -> Plan {
     let mut p = Planner {
         stats: ViewStats { view, dataset },
         vars,
         next: 0,
+        reorder,
     };
     let root = p.plan(op, bound);
     Plan {
@@ -117,6 +131,8 @@ struct Planner<'a> {
     stats: ViewStats<'a>,
     vars: VarTable,
     next: usize,
+    /// Order join operands by estimated cost (off: keep the written order).
+    reorder: bool,
 }
 
 /// Whether evaluating `op` on input rows that may bind `maybe` (instead of on its own and joining) gives the
@@ -446,6 +462,10 @@ impl Planner<'_> {
             for (i, op) in operands.iter().enumerate() {
                 if any_ready && !ready[i] {
                     continue;
+                }
+                if !self.reorder {
+                    best = i;
+                    break;
                 }
                 let per_row = if seedable(op, &maybe) {
                     self.estimate(op, &certain)

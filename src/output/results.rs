@@ -1,0 +1,106 @@
+//! This module defines the writers of query answers: SPARQL result formats (JSON, XML, CSV, TSV) for SELECT and
+//! ASK via sparesults, and RDF syntaxes for CONSTRUCT and DESCRIBE via [`super::rdf`].
+
+use std::io::{self, Write};
+
+use oxrdf::{Term, Variable};
+use sparesults::{QueryResultsFormat, QueryResultsSerializer};
+
+use crate::exec::{ROW_UNBOUND, Rows};
+use crate::store::{Quad, TermId, TermSource};
+
+use super::rdf::{self, RdfOutputFormat};
+
+/// The syntax of a query's answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AnswerFormat {
+    /// SPARQL 1.1 Query Results JSON (SELECT, ASK).
+    Json,
+    /// SPARQL Query Results XML (SELECT, ASK).
+    Xml,
+    /// SPARQL 1.1 Query Results CSV (SELECT, ASK).
+    Csv,
+    /// SPARQL 1.1 Query Results TSV (SELECT, ASK).
+    Tsv,
+    /// N-Triples (CONSTRUCT, DESCRIBE).
+    #[value(name = "nt", alias = "ntriples")]
+    NTriples,
+    /// N-Quads (CONSTRUCT, DESCRIBE).
+    #[value(name = "nquads", alias = "nq")]
+    NQuads,
+    /// Turtle (CONSTRUCT, DESCRIBE).
+    Turtle,
+    /// TriG (CONSTRUCT, DESCRIBE).
+    Trig,
+}
+
+impl AnswerFormat {
+    /// The results format, for SELECT and ASK.
+    pub fn results(self) -> Option<QueryResultsFormat> {
+        Some(match self {
+            AnswerFormat::Json => QueryResultsFormat::Json,
+            AnswerFormat::Xml => QueryResultsFormat::Xml,
+            AnswerFormat::Csv => QueryResultsFormat::Csv,
+            AnswerFormat::Tsv => QueryResultsFormat::Tsv,
+            _ => return None,
+        })
+    }
+
+    /// The RDF syntax, for CONSTRUCT and DESCRIBE.
+    pub fn rdf(self) -> Option<RdfOutputFormat> {
+        Some(match self {
+            AnswerFormat::NTriples => RdfOutputFormat::NTriples,
+            AnswerFormat::NQuads => RdfOutputFormat::NQuads,
+            AnswerFormat::Turtle => RdfOutputFormat::Turtle,
+            AnswerFormat::Trig => RdfOutputFormat::Trig,
+            _ => return None,
+        })
+    }
+}
+
+/// Writes SELECT solutions (`vars.len()` columns wide, [`ROW_UNBOUND`] where unbound).
+pub fn write_solutions<W: Write>(
+    terms: &(impl TermSource + ?Sized),
+    vars: &[String],
+    rows: &Rows,
+    format: QueryResultsFormat,
+    out: W,
+) -> io::Result<W> {
+    let variables: Vec<Variable> = vars
+        .iter()
+        .map(|v| Variable::new_unchecked(v.as_str()))
+        .collect();
+    let mut ser = QueryResultsSerializer::from_format(format)
+        .serialize_solutions_to_writer(out, variables.clone())?;
+    for row in rows.iter() {
+        let bindings: Vec<(&Variable, Term)> = variables
+            .iter()
+            .zip(row)
+            .filter(|(_, id)| **id != ROW_UNBOUND)
+            .filter_map(|(v, id)| terms.to_oxrdf(*id).map(|t| (v, t)))
+            .collect();
+        ser.serialize(bindings.iter().map(|(v, t)| (v.as_ref(), t.as_ref())))?;
+    }
+    ser.finish()
+}
+
+/// Writes an ASK answer.
+pub fn write_boolean<W: Write>(value: bool, format: QueryResultsFormat, out: W) -> io::Result<W> {
+    QueryResultsSerializer::from_format(format).serialize_boolean_to_writer(out, value)
+}
+
+/// Writes CONSTRUCT / DESCRIBE triples, sorted, in the default graph.
+pub fn write_triples<W: Write>(
+    terms: &(impl TermSource + ?Sized),
+    prefixes: &[(String, String)],
+    triples: &[[TermId; 3]],
+    format: RdfOutputFormat,
+    out: W,
+) -> io::Result<W> {
+    let mut quads: Vec<Quad> = triples
+        .iter()
+        .map(|&[s, p, o]| [TermId::DEFAULT_GRAPH, s, p, o])
+        .collect();
+    rdf::sort_quads(terms, &mut quads);
+    rdf::write_quads(terms, prefixes, &quads, format, out)
+}

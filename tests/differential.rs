@@ -1,0 +1,212 @@
+//! Differential tests of the query executor: on random small datasets and random queries (basic graph patterns,
+//! FILTER, UNION, OPTIONAL, MINUS, BIND, property paths), the planned execution, the execution with join operands
+//! in written order, and Oxigraph's independent evaluator (spareval) give the same multiset of solutions.
+
+use std::collections::BTreeMap;
+
+use oxrdf::{Dataset, Literal, NamedNode, Quad, Term};
+use proptest::prelude::*;
+use reasonctl::exec::ROW_UNBOUND;
+use reasonctl::query::{self, Answer, RunOptions};
+use reasonctl::store::load::{DataFormat, Loader, NoProgress};
+use reasonctl::store::{Overlay, TermSource, View};
+use spareval::{QueryEvaluator, QueryResults};
+
+const EX: &str = "http://example.org/";
+
+/// An object: a node 0..5 or an integer literal 0..3.
+#[derive(Clone, Debug)]
+enum Obj {
+    Node(u8),
+    Int(u8),
+}
+
+fn node(i: u8) -> String {
+    format!("<{EX}n{i}>")
+}
+
+fn pred(i: u8) -> String {
+    format!("<{EX}p{i}>")
+}
+
+fn obj_text(o: &Obj) -> String {
+    match o {
+        Obj::Node(i) => node(*i),
+        Obj::Int(i) => i.to_string(),
+    }
+}
+
+fn arb_obj() -> impl Strategy<Value = Obj> {
+    prop_oneof![(0u8..5).prop_map(Obj::Node), (0u8..3).prop_map(Obj::Int)]
+}
+
+fn arb_data() -> impl Strategy<Value = Vec<(u8, u8, Obj)>> {
+    proptest::collection::vec((0u8..5, 0u8..3, arb_obj()), 0..25)
+}
+
+/// A term of a pattern: a variable or a constant.
+fn arb_term(vars: &'static [&'static str]) -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => proptest::sample::select(vars).prop_map(|v| format!("?{v}")),
+        1 => (0u8..5).prop_map(node),
+    ]
+}
+
+fn arb_triple() -> impl Strategy<Value = String> {
+    const VARS: &[&str] = &["x", "y", "z"];
+    (
+        arb_term(VARS),
+        prop_oneof![3 => (0u8..3).prop_map(pred), 1 => Just("?p".to_owned())],
+        prop_oneof![3 => arb_term(VARS), 1 => (0u8..3).prop_map(|i| i.to_string())],
+    )
+        .prop_map(|(s, p, o)| format!("{s} {p} {o} ."))
+}
+
+fn arb_bgp() -> impl Strategy<Value = String> {
+    proptest::collection::vec(arb_triple(), 1..4).prop_map(|v| v.join(" "))
+}
+
+fn arb_filter() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("FILTER(?x != ?y)".to_owned()),
+        Just("FILTER(BOUND(?z))".to_owned()),
+        Just("FILTER(!BOUND(?z))".to_owned()),
+        (0u8..3).prop_map(|i| format!("FILTER(?z > {i} || isIRI(?z))")),
+        (0u8..5).prop_map(|i| format!("FILTER(?x = {})", node(i))),
+        Just("FILTER(isLiteral(?y))".to_owned()),
+    ]
+}
+
+/// A group: a basic graph pattern, then optional extras.
+fn arb_group() -> impl Strategy<Value = String> {
+    (
+        arb_bgp(),
+        proptest::option::of(arb_filter()),
+        proptest::option::of(prop_oneof![
+            arb_bgp().prop_map(|b| format!("UNION {{ {b} }}")),
+            arb_bgp().prop_map(|b| format!("OPTIONAL {{ {b} }}")),
+            arb_bgp().prop_map(|b| format!("MINUS {{ {b} }}")),
+            (0u8..3).prop_map(|i| format!("?x {}+ ?w .", pred(i))),
+            (0u8..3).prop_map(|i| format!("?x {}* ?w .", pred(i))),
+            Just("BIND(COALESCE(?z, 0) AS ?b)".to_owned()),
+            arb_bgp().prop_map(|b| format!("FILTER NOT EXISTS {{ {b} }}")),
+        ]),
+    )
+        .prop_map(|(bgp, filter, extra)| match extra {
+            Some(e) if e.starts_with("UNION") => {
+                format!("{{ {bgp} }} {e} {}", filter.unwrap_or_default())
+            }
+            Some(e) => format!("{bgp} {e} {}", filter.unwrap_or_default()),
+            None => format!("{bgp} {}", filter.unwrap_or_default()),
+        })
+}
+
+type Solutions = Vec<BTreeMap<String, String>>;
+
+fn ours(data: &str, query_text: &str, reorder: bool) -> Solutions {
+    let mut loader = Loader::new();
+    loader
+        .load_reader(
+            "data",
+            data.as_bytes(),
+            DataFormat::NTriples,
+            None,
+            &NoProgress,
+        )
+        .expect("data");
+    let mut store = loader.finish();
+    let parsed = query::parse(query_text, "q", None).expect("query parses");
+    let overlay = Overlay::new();
+    let prepared = query::prepare_with(
+        &parsed,
+        &mut store.dict,
+        View::new(&store.quads, &overlay),
+        reorder,
+    )
+    .expect("prepares");
+    let outcome = query::execute(
+        &prepared,
+        &store.dict,
+        View::new(&store.quads, &overlay),
+        &RunOptions::default(),
+    )
+    .expect("runs");
+    let Answer::Solutions { vars, rows } = &outcome.answer else {
+        panic!("not a SELECT")
+    };
+    let mut out: Solutions = rows
+        .iter()
+        .map(|r| {
+            vars.iter()
+                .zip(r)
+                .filter(|(_, id)| **id != ROW_UNBOUND)
+                .map(|(v, id)| {
+                    (
+                        v.clone(),
+                        outcome.terms.to_oxrdf(*id).expect("term").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn oracle(triples: &[(u8, u8, Obj)], query_text: &str) -> Solutions {
+    let mut dataset = Dataset::new();
+    for (s, p, o) in triples {
+        let object: Term = match o {
+            Obj::Node(i) => NamedNode::new_unchecked(format!("{EX}n{i}")).into(),
+            Obj::Int(i) => Literal::from(i64::from(*i)).into(),
+        };
+        dataset.insert(&Quad::new(
+            NamedNode::new_unchecked(format!("{EX}n{s}")),
+            NamedNode::new_unchecked(format!("{EX}p{p}")),
+            object,
+            oxrdf::GraphName::DefaultGraph,
+        ));
+    }
+    let parsed = spargebra::SparqlParser::new()
+        .parse_query(query_text)
+        .expect("query parses");
+    let evaluator = QueryEvaluator::new();
+    let QueryResults::Solutions(solutions) = evaluator
+        .prepare(&parsed)
+        .execute(&dataset)
+        .expect("spareval runs")
+    else {
+        panic!("not a SELECT")
+    };
+    let mut out: Solutions = solutions
+        .map(|s| {
+            s.expect("solution")
+                .iter()
+                .map(|(v, t)| (v.as_str().to_owned(), t.to_string()))
+                .collect()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn planned_unplanned_and_spareval_agree(triples in arb_data(), group in arb_group()) {
+        let data: String = triples
+            .iter()
+            .map(|(s, p, o)| format!("{} {} {} .\n", node(*s), pred(*p), match o {
+                Obj::Int(i) => format!("\"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer>"),
+                other => obj_text(other),
+            }))
+            .collect();
+        let query_text = format!("SELECT * WHERE {{ {group} }}");
+        let planned = ours(&data, &query_text, true);
+        let written_order = ours(&data, &query_text, false);
+        let reference = oracle(&triples, &query_text);
+        prop_assert_eq!(&planned, &written_order, "planned vs written order for {}", query_text);
+        prop_assert_eq!(&planned, &reference, "reasonctl vs spareval for {}", query_text);
+    }
+}
