@@ -201,3 +201,24 @@ pub fn collect<'a>(plan: &Plan, cx: &Context<'a>, st: &mut State<'a>) -> Result<
     })?;
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancelled_handle_and_a_passed_deadline_stop_with_a_clear_error() {
+        let cancel = Cancel::new();
+        assert_eq!(cancel.check(), Ok(()));
+        let clone = cancel.clone();
+        clone.cancel();
+        assert_eq!(cancel.check(), Err(ExecError::Cancelled));
+        let late = Cancel::new().with_deadline(
+            Instant::now() - Duration::from_millis(1),
+            Duration::from_secs(3),
+        );
+        let err = late.check().unwrap_err();
+        assert_eq!(err, ExecError::Timeout(Duration::from_secs(3)));
+        assert!(err.to_string().contains("deadline"));
+    }
+}

@@ -256,7 +256,13 @@ pub fn run<'a>(
             }
             out.flush(st)
         }
-        Kind::Seq(stages) => run_seq(cx, st, stages, input, sink),
+        Kind::Seq(stages) => {
+            let id = node.id;
+            run_seq(cx, st, stages, input, &mut |st, rows| {
+                st.actual[id] += rows.len() as u64;
+                sink(st, rows)
+            })
+        }
         Kind::Filter { expr, exists } => {
             let flags = exists_flags(cx, st, exists, input)?;
             let ev = Eval {
