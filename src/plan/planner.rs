@@ -481,21 +481,28 @@ impl Planner<'_> {
                 }
             }
             let op = operands.remove(best);
-            let stage = if seedable(op, &maybe) {
+            let per_row = self.estimate(op, &certain);
+            let keys: Vec<VarId> = op.certain_vars().intersection(&certain).iter().collect();
+            // Many input rows against a small pattern: hash the pattern's matches once instead of one index
+            // lookup per row.
+            let hash_pattern =
+                self.reorder && matches!(op, Op::Pattern(_)) && !keys.is_empty() && {
+                    let whole = self.estimate(op, &VarSet::new());
+                    rows > 10_000.0 && rows > 4.0 * whole && whole < 5e6
+                };
+            let stage = if seedable(op, &maybe) && !hash_pattern {
                 self.plan(op, &certain)
             } else {
                 let build = self.plan(op, &VarSet::new());
-                let keys: Vec<VarId> = op.certain_vars().intersection(&certain).iter().collect();
-                let est = build.est;
                 self.node(
-                    est,
+                    per_row,
                     Kind::HashJoin {
                         build: Box::new(build),
                         keys,
                     },
                 )
             };
-            rows *= stage.est;
+            rows *= per_row;
             certain.extend(&op.certain_vars());
             maybe.extend(&op.vars());
             stages.push(stage);
