@@ -157,7 +157,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --output --out-dir --format --include-asserted --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --output --out-dir --format --include-asserted --rules --rules-graph --schedule --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,6 +187,42 @@ _reasonctl() {
                     COMPREPLY=($(compgen -W "trig nquads turtle ntriples" -- "${cur}"))
                     return 0
                     ;;
+                --rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -W "staged whole-program" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-facts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -199,7 +235,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__query)
-            opts="-o -q -h -V --query --data-format --base --format --output --explain-plan --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --query --data-format --base --format --output --explain-plan --timeout --reasoning-time --rules --rules-graph --schedule --max-facts --max-memory --max-iterations --stats --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -234,6 +270,34 @@ _reasonctl() {
                     return 0
                     ;;
                 --reasoning-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -W "staged whole-program" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-facts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

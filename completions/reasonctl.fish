@@ -45,6 +45,16 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l form
 nquads\t'N-Quads: one quad a line'
 turtle\t'Turtle: one graph'
 ntriples\t'N-Triples: one triple a line, one graph'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of them; repeatable. Rules stored in the data as f:rule values are read too' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
+whole-program\t'All rules, whole bodies, every pass'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l timeout -d 'Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
@@ -67,8 +77,16 @@ nquads\t'N-Quads (CONSTRUCT, DESCRIBE)'
 turtle\t'Turtle (CONSTRUCT, DESCRIBE)'
 trig\t'TriG (CONSTRUCT, DESCRIBE)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Stop the query after SECS seconds (exit 2)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Stop after SECS seconds, reasoning and query together (exit 2; a capped reasoning run exits 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-time -d 'The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of them; repeatable. Rules stored in the data as f:rule values are read too' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
+whole-program\t'All rules, whole bodies, every pass'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'

@@ -6,14 +6,16 @@ use std::io::Write;
 use miette::{Diagnostic, Report};
 use thiserror::Error;
 
+use crate::datalog::{self, Budget, Program, Report as RunReport, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::ir::display::Namer;
 use crate::output::progress::Progress;
 use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
 use crate::query::{self, Answer, QueryError, RunOptions};
+use crate::rules::{self, RuleError, RuleSources};
 use crate::store::load::{self, DataSource, LoadOptions};
-use crate::store::{Overlay, Quad, View};
+use crate::store::{Overlay, Quad, Store, View};
 
 /// Everything a run needs, validated once from the command line.
 #[derive(Clone, Debug)]
@@ -49,6 +51,8 @@ pub struct QueryInput {
 /// Settings of `reasonctl query`.
 #[derive(Clone, Debug)]
 pub struct QuerySettings {
+    /// Rules whose derived facts the query also sees, and limits.
+    pub reasoning: ReasoningSettings,
     /// The data sources (may be none).
     pub sources: Vec<DataSource>,
     /// How they are read.
@@ -67,9 +71,26 @@ pub struct QuerySettings {
     pub now: Option<DateTime>,
 }
 
+/// Rules and the limits of a run.
+#[derive(Clone, Debug, Default)]
+pub struct ReasoningSettings {
+    /// Where rules come from (stored rules in the data are always read).
+    pub sources: RuleSources,
+    /// How the program is scheduled.
+    pub schedule: Schedule,
+    /// Limits.
+    pub budget: Budget,
+    /// What NOW() returns (required when a rule reads the clock).
+    pub now: Option<DateTime>,
+    /// Where to write run statistics.
+    pub stats: Option<std::path::PathBuf>,
+}
+
 /// Settings of `reasonctl materialize`.
 #[derive(Clone, Debug)]
 pub struct MaterializeSettings {
+    /// Rules and limits.
+    pub reasoning: ReasoningSettings,
     /// The data sources, in order.
     pub sources: Vec<DataSource>,
     /// How they are read.
@@ -87,6 +108,8 @@ pub struct MaterializeSettings {
 pub enum Outcome {
     /// Done (exit 0).
     Done,
+    /// Reasoning stopped at a budget; what it derived was written (exit 3).
+    Capped,
 }
 
 impl Outcome {
@@ -94,6 +117,7 @@ impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Done => 0,
+            Outcome::Capped => 3,
         }
     }
 }
@@ -150,6 +174,43 @@ pub struct AnswerFormatError {
     form: &'static str,
 }
 
+/// Rules that cannot run, all of them.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{} rule problem(s); nothing was derived", errors.len())]
+#[diagnostic(
+    code(reasonctl::rules::rejected),
+    help("fix the rules listed below; `reasonctl lint` checks rules without running them")
+)]
+pub struct RuleProblems {
+    #[related]
+    errors: Vec<RuleError>,
+}
+
+/// A run that stopped at a budget.
+#[derive(Debug, Error, Diagnostic)]
+#[error(
+    "reasoning was capped by {reason} after deriving {derived} fact(s); the output holds those facts only"
+)]
+#[diagnostic(
+    code(reasonctl::datalog::capped),
+    severity(Warning),
+    help(
+        "rules still running: {capped}; rules not run: {pending}. Raise the limit to reach the fixpoint"
+    )
+)]
+pub struct Capped {
+    reason: &'static str,
+    derived: usize,
+    capped: String,
+    pending: String,
+}
+
+/// A rule that matched rows it could not turn into facts.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{0}")]
+#[diagnostic(code(reasonctl::datalog::no_facts), severity(Warning))]
+pub struct RuleWarning(String);
+
 impl From<load::LoadError> for Failure {
     fn from(e: load::LoadError) -> Self {
         Failure::input(e)
@@ -171,11 +232,90 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
     }
 }
 
+/// Reads, validates and runs the rules over `store`; the derived facts and the run's report. No rules at all is
+/// an empty overlay. Rule problems fail the command (exit 1; an unreadable rules file exits 2).
+fn reason(
+    store: &mut Store,
+    settings: &ReasoningSettings,
+    progress: &Progress,
+) -> Result<(Overlay, Option<RunReport>), Failure> {
+    let (texts, mut errors) = rules::collect(&settings.sources, store);
+    if texts.is_empty() && errors.is_empty() {
+        return Ok((Overlay::new(), None));
+    }
+    let (compiled, compile_errors) = rules::compile_all(&texts, &mut store.dict);
+    errors.extend(compile_errors);
+    errors.extend(datalog::graphs::check(&compiled, store));
+    let program = Program::new(compiled);
+    let clock = program.clock_readers();
+    if settings.now.is_none() && !clock.is_empty() {
+        errors.push(RuleError::ClockWithoutTime {
+            rules: clock.join(", "),
+        });
+    }
+    if !errors.is_empty() {
+        let exit_code = if errors.iter().any(RuleError::is_input) {
+            2
+        } else {
+            1
+        };
+        return Err(Failure {
+            report: Report::new(RuleProblems { errors }),
+            exit_code,
+            broken_pipe: false,
+        });
+    }
+    let options = datalog::Options {
+        schedule: settings.schedule,
+        budget: settings.budget.clone(),
+        now: settings.now.unwrap_or_else(DateTime::now),
+        parallel: true,
+    };
+    let (overlay, report) = datalog::run(&program, store, &options, progress);
+    for w in &report.warnings {
+        eprintln!("{:?}", Report::new(RuleWarning(w.clone())));
+    }
+    if let Some(path) = &settings.stats {
+        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+        files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+            Failure::from(output::OutputError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })
+        })?;
+    }
+    Ok((overlay, Some(report)))
+}
+
+/// Prints a cap on stderr; whether the run was capped.
+fn report_cap(report: Option<&RunReport>) -> bool {
+    let Some(r) = report else { return false };
+    let Some(reason) = r.capped else { return false };
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    eprintln!(
+        "{:?}",
+        Report::new(Capped {
+            reason: reason.name(),
+            derived: r.derived,
+            capped: list(&r.capped_rules),
+            pending: list(&r.pending_rules),
+        })
+    );
+    true
+}
+
 fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, Failure> {
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
     let q = &settings.query;
     let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
-    let overlay = Overlay::new();
+    let (overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let capped = report_cap(run_report.as_ref());
     let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
     let options = RunOptions {
         now: settings.now,
@@ -256,12 +396,24 @@ fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, F
                 .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
         }
     }
-    Ok(Outcome::Done)
+    Ok(if capped {
+        Outcome::Capped
+    } else {
+        Outcome::Done
+    })
 }
 
 fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Outcome, Failure> {
-    let store = load::load(&settings.sources, &settings.load, progress)?;
-    let mut quads: Vec<Quad> = Vec::new();
+    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let (overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
+    for g in overlay.graph_ids() {
+        quads.extend(
+            overlay
+                .scan(g, &[None, None, None])
+                .map(|[s, p, o]| [g, s, p, o]),
+        );
+    }
     if settings.include_asserted {
         quads.reserve(store.quads.len());
         for (g, index) in store.quads.graphs() {
@@ -276,5 +428,9 @@ fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Ou
         settings.format,
         &settings.target,
     )?;
-    Ok(Outcome::Done)
+    Ok(if report_cap(run_report.as_ref()) {
+        Outcome::Capped
+    } else {
+        Outcome::Done
+    })
 }

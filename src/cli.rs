@@ -82,6 +82,60 @@ pub struct MaterializeArgs {
     /// Write the asserted facts too, not only the derived ones.
     #[arg(long)]
     pub include_asserted: bool,
+
+    #[command(flatten)]
+    pub reasoning: ReasoningArgs,
+
+    /// Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+
+    /// The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock).
+    #[arg(long, value_name = "RFC3339")]
+    pub reasoning_time: Option<String>,
+}
+
+/// Rules and the limits of a run, shared by the commands that reason.
+#[derive(Debug, clap::Args)]
+pub struct ReasoningArgs {
+    /// A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of
+    /// them; repeatable. Rules stored in the data as f:rule values are read too.
+    #[arg(long, value_name = "PATH")]
+    pub rules: Vec<PathBuf>,
+
+    /// Take stored f:rule values from this named graph only.
+    #[arg(long, value_name = "IRI")]
+    pub rules_graph: Option<String>,
+
+    /// staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass
+    /// (the reference evaluation).
+    #[arg(long, value_name = "SCHEDULE", default_value = "staged")]
+    pub schedule: ScheduleArg,
+
+    /// Stop after deriving N facts (capped, exit 3).
+    #[arg(long, value_name = "N")]
+    pub max_facts: Option<usize>,
+
+    /// Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3).
+    #[arg(long, value_name = "MIB")]
+    pub max_memory: Option<usize>,
+
+    /// Stop a stage after N passes if its last pass still derived facts (capped, exit 3).
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<usize>,
+
+    /// Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub stats: Option<PathBuf>,
+}
+
+/// `--schedule`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScheduleArg {
+    /// Stages producers first, recursive groups semi-naive.
+    Staged,
+    /// All rules, whole bodies, every pass.
+    WholeProgram,
 }
 
 /// `reasonctl query`.
@@ -115,13 +169,16 @@ pub struct QueryArgs {
     #[arg(long)]
     pub explain_plan: bool,
 
-    /// Stop the query after SECS seconds (exit 2).
+    /// Stop after SECS seconds, reasoning and query together (exit 2; a capped reasoning run exits 3).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 
     /// The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time.
     #[arg(long, value_name = "RFC3339")]
     pub reasoning_time: Option<String>,
+
+    #[command(flatten)]
+    pub reasoning: ReasoningArgs,
 }
 
 /// `reasonctl generate`.

@@ -4,9 +4,11 @@
 
 pub mod app;
 pub mod cli;
+pub mod datalog;
 pub mod exec;
 pub mod ir;
 pub mod output;
 pub mod plan;
 pub mod query;
+pub mod rules;
 pub mod store;

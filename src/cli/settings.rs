@@ -3,10 +3,14 @@
 use miette::Diagnostic;
 use thiserror::Error;
 
-use super::{Args, Command, DataArgs, MaterializeArgs, QueryArgs};
-use crate::app::{CommandSettings, MaterializeSettings, QueryInput, QuerySettings, Settings};
+use super::{Args, Command, DataArgs, MaterializeArgs, QueryArgs, ReasoningArgs, ScheduleArg};
+use crate::app::{
+    CommandSettings, MaterializeSettings, QueryInput, QuerySettings, ReasoningSettings, Settings,
+};
+use crate::datalog::{Budget, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::output::{OutputTarget, RdfOutputFormat};
+use crate::rules::RuleSources;
 use crate::store::load::{DataSource, LoadOptions};
 use crate::store::well_known;
 
@@ -154,19 +158,11 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
             base: args.base.clone(),
         }
     };
-    let timeout = match args.timeout {
-        None => None,
-        Some(t) if t > 0.0 && t.is_finite() => Some(std::time::Duration::from_secs_f64(t)),
-        Some(t) => return Err(SettingsError::Timeout(t)),
-    };
-    let now = match &args.reasoning_time {
-        None => None,
-        Some(t) => Some(
-            DateTime::parse(t, well_known::XSD_DATE_TIME)
-                .ok_or_else(|| SettingsError::ReasoningTime(t.clone()))?,
-        ),
-    };
+    let timeout = timeout(args.timeout)?;
+    let now = reasoning_time(args.reasoning_time.as_deref())?;
+    let reasoning = reasoning(args.reasoning, timeout, now);
     Ok(QuerySettings {
+        reasoning,
         sources,
         load,
         query: input,
@@ -176,6 +172,48 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         timeout,
         now,
     })
+}
+
+fn timeout(t: Option<f64>) -> Result<Option<std::time::Duration>, SettingsError> {
+    match t {
+        None => Ok(None),
+        Some(t) if t > 0.0 && t.is_finite() => Ok(Some(std::time::Duration::from_secs_f64(t))),
+        Some(t) => Err(SettingsError::Timeout(t)),
+    }
+}
+
+fn reasoning_time(t: Option<&str>) -> Result<Option<DateTime>, SettingsError> {
+    match t {
+        None => Ok(None),
+        Some(t) => DateTime::parse(t, well_known::XSD_DATE_TIME)
+            .map(Some)
+            .ok_or_else(|| SettingsError::ReasoningTime(t.to_owned())),
+    }
+}
+
+fn reasoning(
+    args: ReasoningArgs,
+    timeout: Option<std::time::Duration>,
+    now: Option<DateTime>,
+) -> ReasoningSettings {
+    ReasoningSettings {
+        sources: RuleSources {
+            paths: args.rules,
+            graph: args.rules_graph,
+        },
+        schedule: match args.schedule {
+            ScheduleArg::Staged => Schedule::Staged,
+            ScheduleArg::WholeProgram => Schedule::WholeProgram,
+        },
+        budget: Budget {
+            timeout,
+            max_facts: args.max_facts,
+            max_memory: args.max_memory.map(|m| m.saturating_mul(1 << 20)),
+            max_iterations: args.max_iterations,
+        },
+        now,
+        stats: args.stats,
+    }
 }
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {
@@ -203,7 +241,10 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             args.format.unwrap_or(RdfOutputFormat::Trig),
         ),
     };
+    let timeout = timeout(args.timeout)?;
+    let now = reasoning_time(args.reasoning_time.as_deref())?;
     Ok(MaterializeSettings {
+        reasoning: reasoning(args.reasoning, timeout, now),
         sources,
         load,
         target,

@@ -401,11 +401,75 @@ pub fn run<'a>(
             st.actual[node.id] += kept.len() as u64;
             sink(st, &kept)
         }
-        Kind::Group { .. }
-        | Kind::Project { .. }
-        | Kind::Distinct(_)
-        | Kind::OrderBy { .. }
-        | Kind::Slice { .. } => {
+        Kind::Project { input: inner, vars } => {
+            // Per input row (a subquery's scope), streamed: each output row is the input row with the projected
+            // variables of the inner rows.
+            let keep: Vec<usize> = vars.iter().map(|v| v.index()).collect();
+            let mut single = Rows::with_capacity(width, 1);
+            let id = node.id;
+            for row in input.iter() {
+                single.clear();
+                single.push(row);
+                let flow = run(cx, st, inner, &single, &mut |st, rows| {
+                    let mut out = Rows::with_capacity(width, rows.len());
+                    for r in rows.iter() {
+                        let new = out.push_copy(row);
+                        let mut ok = true;
+                        for &c in &keep {
+                            let v = r[c];
+                            if v == ROW_UNBOUND {
+                                continue;
+                            }
+                            if new[c] == ROW_UNBOUND {
+                                new[c] = v;
+                            } else if new[c] != v {
+                                ok = false;
+                                break;
+                            }
+                        }
+                        if !ok {
+                            out.pop();
+                        }
+                    }
+                    if out.is_empty() {
+                        return Ok(Flow::Continue);
+                    }
+                    st.actual[id] += out.len() as u64;
+                    sink(st, &out)
+                })?;
+                if flow == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+            Ok(Flow::Continue)
+        }
+        Kind::Distinct(inner) => {
+            let id = node.id;
+            let mut single = Rows::with_capacity(width, 1);
+            for row in input.iter() {
+                single.clear();
+                single.push(row);
+                let mut seen = RowSet::new(width);
+                let flow = run(cx, st, inner, &single, &mut |st, rows| {
+                    let mut out = Rows::with_capacity(width, rows.len());
+                    for r in rows.iter() {
+                        if seen.insert(r) {
+                            out.push(r);
+                        }
+                    }
+                    if out.is_empty() {
+                        return Ok(Flow::Continue);
+                    }
+                    st.actual[id] += out.len() as u64;
+                    sink(st, &out)
+                })?;
+                if flow == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+            Ok(Flow::Continue)
+        }
+        Kind::Group { .. } | Kind::OrderBy { .. } | Kind::Slice { .. } => {
             // A subquery (or the solution modifiers of a query) is evaluated on its own for each input row, then
             // joined with it: its groups, limits and projections never mix rows of different contexts.
             let mut out = Out::new(width, node.id, sink);
@@ -444,33 +508,6 @@ fn scope<'a>(
             let rows = collect_rows(cx, st, inner, input)?;
             let mut out = Rows::new(width);
             aggregate::group(cx, st, keys, aggregates, &rows, &mut out);
-            Ok(out)
-        }
-        Kind::Project { input: inner, vars } => {
-            let mut out = collect_rows(cx, st, inner, input)?;
-            let keep: Vec<bool> = (0..width)
-                .map(|c| vars.iter().any(|v| v.index() == c))
-                .collect();
-            for i in 0..out.len() {
-                for (c, cell) in out.row_mut(i).iter_mut().enumerate() {
-                    if !keep[c] {
-                        *cell = ROW_UNBOUND;
-                    }
-                }
-            }
-            Ok(out)
-        }
-        Kind::Distinct(inner) => {
-            let mut seen = RowSet::new(width);
-            let mut out = Rows::new(width);
-            run(cx, st, inner, input, &mut |_, rows| {
-                for row in rows.iter() {
-                    if seen.insert(row) {
-                        out.push(row);
-                    }
-                }
-                Ok(Flow::Continue)
-            })?;
             Ok(out)
         }
         Kind::OrderBy { input: inner, keys } => {

@@ -57,3 +57,19 @@ impl LoadProgress for Progress {
         self.bar.finish_and_clear();
     }
 }
+
+impl crate::datalog::FixpointProgress for Progress {
+    fn pass(&self, stage: usize, stages: usize, pass: usize, derived: usize) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            self.bar.set_style(style);
+        }
+        self.bar.set_message(format!(
+            "stage {}/{stages}, pass {pass}: {derived} facts derived",
+            stage + 1
+        ));
+        self.bar.tick();
+    }
+}

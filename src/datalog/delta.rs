@@ -1,0 +1,200 @@
+//! This module defines semi-naive seeding inside a recursive group.
+//!
+//! A match a rule finds in pass k+1 but not in pass k uses at least one fact the group derived in pass k. So after
+//! the group's first pass each rule runs once per *recursive atom* (a top-level triple pattern of the default
+//! graph whose read may observe one of the group's writes), with a VALUES seed of the previous pass's new facts
+//! matching that atom: the seed replaces the atom when it matches exactly as a scan would (variables and
+//! constants, a constant predicate, no variable twice), otherwise it goes in front of the atom, which still does
+//! the matching. The other atoms read the full overlay, so a match using new facts in two atoms is found twice and
+//! deduplicated; splitting old and new facts per atom (nemo's All/New/Old variants) would need two overlays per
+//! pass. A rule that reads its group anywhere else (a UNION branch, EXISTS, a subquery, a path, a named graph) or
+//! whose body is not repeatable re-runs whole.
+//!
+//! ```text
+//! reach(x,z) :- reach(x,y), edge(y,z).      pass k+1:  reach(x,z) :- Δreach(x,y), edge(y,z).
+//! ```
+
+use hashbrown::HashSet;
+
+use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
+use crate::store::{TermId, Triple};
+
+use super::footprint::{Access, expr_reads, op_reads};
+
+/// How a rule of a recursive group runs after the group's first pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seeding {
+    /// The whole body, every pass.
+    Whole,
+    /// Once per recursive atom (indices into the body's top-level operands), seeded by the last pass's facts.
+    Atoms(Vec<usize>),
+}
+
+/// A body's top-level join operands and the filters around them.
+fn top_level(body: &Op) -> (Vec<&Op>, Vec<&Expr>) {
+    let mut filters = Vec::new();
+    let mut op = body;
+    while let Op::Filter { input, expr } = op {
+        filters.push(expr);
+        op = input;
+    }
+    let ops = match op {
+        Op::Join(ops) => ops.iter().collect(),
+        other => vec![other],
+    };
+    (ops, filters)
+}
+
+fn reads_group(reads: &[Access], group_writes: &[Access]) -> bool {
+    reads
+        .iter()
+        .any(|r| group_writes.iter().any(|w| r.overlaps(w)))
+}
+
+/// How a rule with this body runs once its group iterates.
+pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding {
+    if !repeatable {
+        return Seeding::Whole;
+    }
+    let (ops, filters) = top_level(body);
+    if filters
+        .iter()
+        .any(|f| reads_group(&expr_reads(f), group_writes))
+    {
+        return Seeding::Whole;
+    }
+    let mut atoms = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        if !reads_group(&op_reads(op), group_writes) {
+            continue;
+        }
+        match op {
+            Op::Pattern(tp) if tp.graph == GraphTerm::Default => atoms.push(i),
+            _ => return Seeding::Whole,
+        }
+    }
+    Seeding::Atoms(atoms)
+}
+
+/// Whether the seed's rows are exactly the atom's matches among the seed facts.
+fn replaceable(tp: &TriplePattern) -> bool {
+    let mut vars: Vec<VarId> = Vec::new();
+    for t in &tp.terms {
+        match t {
+            PatternTerm::Var(v) => {
+                if vars.contains(v) {
+                    return false;
+                }
+                vars.push(*v);
+            }
+            PatternTerm::Const(_) => {}
+            PatternTerm::Triple(_) => return false,
+        }
+    }
+    matches!(tp.terms[1], PatternTerm::Const(_))
+}
+
+/// The body with its `atom`-th top-level operand seeded by `delta` (the group's new default-graph facts).
+pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
+    let (ops, filters) = top_level(body);
+    let Op::Pattern(tp) = ops[atom] else {
+        unreachable!("a recursive atom is a triple pattern")
+    };
+    let mut vars: Vec<VarId> = Vec::new();
+    for t in &tp.terms {
+        if let PatternTerm::Var(v) = t {
+            if !vars.contains(v) {
+                vars.push(*v);
+            }
+        }
+    }
+    let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
+    let mut seen: HashSet<Vec<TermId>> = HashSet::new();
+    'facts: for fact in delta {
+        let mut row: Vec<TermId> = vec![TermId(u32::MAX); vars.len()];
+        for (k, t) in tp.terms.iter().enumerate() {
+            match t {
+                PatternTerm::Const(c) if *c != fact[k] => continue 'facts,
+                PatternTerm::Var(v) => {
+                    let slot = vars.iter().position(|x| x == v).expect("collected");
+                    if row[slot] != TermId(u32::MAX) && row[slot] != fact[k] {
+                        continue 'facts;
+                    }
+                    row[slot] = fact[k];
+                }
+                _ => {}
+            }
+        }
+        if seen.insert(row.clone()) {
+            rows.push(row.into_iter().map(Some).collect());
+        }
+    }
+    let seed = Op::Values { vars, rows };
+    let mut operands: Vec<Op> = ops.into_iter().cloned().collect();
+    if replaceable(tp) {
+        operands[atom] = seed;
+    } else {
+        operands.insert(0, seed);
+    }
+    let mut out = Op::join_all(operands);
+    for f in filters.into_iter().rev() {
+        out = Op::filter(out, f.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datalog::footprint::{Key, Scope};
+
+    fn pat(s: u32, p: u32, o: u32) -> Op {
+        Op::Pattern(TriplePattern {
+            terms: [
+                PatternTerm::Var(VarId(s)),
+                PatternTerm::Const(TermId(p)),
+                PatternTerm::Var(VarId(o)),
+            ],
+            graph: GraphTerm::Default,
+        })
+    }
+
+    fn write(p: u32) -> Access {
+        Access {
+            scope: Scope::Default,
+            key: Key::Predicate(TermId(p)),
+            negated: false,
+            aggregated: false,
+        }
+    }
+
+    #[test]
+    fn recursive_atoms_are_the_top_level_patterns_reading_the_group() {
+        // reach(x,z) :- reach(x,y), edge(y,z).
+        let body = Op::join(pat(0, 50, 1), pat(1, 60, 2));
+        assert_eq!(seeding(&body, true, &[write(50)]), Seeding::Atoms(vec![0]));
+        assert_eq!(seeding(&body, false, &[write(50)]), Seeding::Whole);
+        let union = Op::join(Op::union(pat(0, 50, 1), pat(0, 70, 1)), pat(1, 60, 2));
+        assert_eq!(seeding(&union, true, &[write(50)]), Seeding::Whole);
+    }
+
+    #[test]
+    fn a_simple_atom_is_replaced_by_its_seed() {
+        let body = Op::join(pat(0, 50, 1), pat(1, 60, 2));
+        let delta = [
+            [TermId(7), TermId(50), TermId(8)],
+            [TermId(9), TermId(51), TermId(8)],
+        ];
+        let Op::Join(ops) = seeded(&body, 0, &delta) else {
+            panic!("a join")
+        };
+        assert_eq!(
+            ops[0],
+            Op::Values {
+                vars: vec![VarId(0), VarId(1)],
+                rows: vec![vec![Some(TermId(7)), Some(TermId(8))]]
+            }
+        );
+        assert_eq!(ops[1], pat(1, 60, 2));
+    }
+}

@@ -1,0 +1,430 @@
+//! This module defines the fixpoint: stages run producers first; inside a stage, passes run until no active group
+//! derives anything. Every rule body is an `ir::Op` planned and executed by the query executor over
+//! `base ⊕ derived`; the rules of one pass run in parallel over the same overlay and their outputs merge in rule
+//! order, so the result never depends on thread count.
+//!
+//! ```text
+//! for stage in stages (producers first):
+//!     active = stage's groups, each with delta = none
+//!     while active is non-empty:                   (≤ max_iterations passes)
+//!         for group in active, rule in group:
+//!             bodies = [body] if delta is none or the rule re-runs whole
+//!                    = [body seeded by delta at each recursive atom] otherwise
+//!             rows of each body → heads → facts not asserted and not yet derived
+//!         overlay += new facts; active = recursive groups that derived something, delta = their new facts
+//! ```
+
+use std::time::{Duration, Instant};
+
+use hashbrown::{HashMap, HashSet};
+use rayon::prelude::*;
+
+use crate::exec::datetime::DateTime;
+use crate::exec::eval::Env;
+use crate::exec::terms::Terms;
+use crate::exec::{self, Cancel, Context, ExecError, Flow, Rows, State};
+use crate::ir::{Op, VarSet};
+use crate::plan::{self, Dataset};
+use crate::query::instantiate;
+use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
+
+use super::budget::{Budget, CapReason};
+use super::delta::{Seeding, seeded, seeding};
+use super::{Program, Report, RuleReport, StageReport};
+
+/// How the program is scheduled.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Stages and recursive groups, semi-naive inside groups (the default).
+    #[default]
+    Staged,
+    /// One group of all rules, every body whole every pass: the reference evaluation.
+    WholeProgram,
+}
+
+/// How a run goes.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// Limits.
+    pub budget: Budget,
+    /// What NOW() returns in rule bodies.
+    pub now: DateTime,
+    /// Run the rules of a pass in parallel.
+    pub parallel: bool,
+}
+
+/// Shows a run's progress (the application draws it).
+pub trait FixpointProgress: Sync {
+    /// A pass finished: stage (0-based) of `stages`, pass number, facts derived so far.
+    fn pass(&self, stage: usize, stages: usize, pass: usize, derived: usize);
+}
+
+/// Progress that goes nowhere.
+pub struct NoProgress;
+
+impl FixpointProgress for NoProgress {
+    fn pass(&self, _: usize, _: usize, _: usize, _: usize) {}
+}
+
+/// One body run of a pass.
+struct Job<'p> {
+    rule: usize,
+    body: std::borrow::Cow<'p, Op>,
+}
+
+/// What a body run produced: facts (ids may be the run's own computed terms, listed in `locals`).
+struct JobOut {
+    rule: usize,
+    quads: Vec<Quad>,
+    locals: Vec<(TermId, oxrdf::Term)>,
+    rows: u64,
+    elapsed: Duration,
+}
+
+/// Runs the program over `store` to a fixpoint (or a cap); new terms are interned into `store.dict`.
+pub fn run(
+    program: &Program,
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> (Overlay, Report) {
+    let start = Instant::now();
+    let deadline = options.budget.deadline(start);
+    let mut cancel = Cancel::new();
+    if let (Some(at), Some(t)) = (deadline, options.budget.timeout) {
+        cancel = cancel.with_deadline(at, t);
+    }
+    let n = program.rules.len();
+    let mut overlay = Overlay::new();
+    let mut seen: HashSet<Quad> = HashSet::new();
+    let mut report = Report {
+        rules: program
+            .rules
+            .iter()
+            .map(|r| RuleReport {
+                id: r.id.clone(),
+                ..RuleReport::default()
+            })
+            .collect(),
+        ..Report::default()
+    };
+    // The schedule: groups of rule indices with their stage and recursion.
+    let groups: Vec<(Vec<usize>, bool, usize)> = match options.schedule {
+        Schedule::Staged => program
+            .deps
+            .groups
+            .iter()
+            .map(|g| (g.rules.clone(), g.recursive, g.stage))
+            .collect(),
+        Schedule::WholeProgram => vec![((0..n).collect(), true, 0)],
+    };
+    let stages = groups.iter().map(|g| g.2 + 1).max().unwrap_or(0);
+    // Per group: the writes of its rules, for semi-naive seeding.
+    let group_writes: Vec<Vec<super::footprint::Access>> = groups
+        .iter()
+        .map(|(rules, _, _)| {
+            rules
+                .iter()
+                .flat_map(|&r| program.footprints[r].writes.iter().copied())
+                .collect()
+        })
+        .collect();
+    let seedings: Vec<Seeding> = (0..n)
+        .map(|r| {
+            let g = groups
+                .iter()
+                .position(|(rules, _, _)| rules.contains(&r))
+                .expect("grouped");
+            match options.schedule {
+                Schedule::WholeProgram => Seeding::Whole,
+                Schedule::Staged => seeding(
+                    &program.rules[r].body,
+                    program.footprints[r].repeatable,
+                    &group_writes[g],
+                ),
+            }
+        })
+        .collect();
+    let mut matched_rows = vec![0u64; n];
+    let mut heads_made = vec![0u64; n];
+    'stages: for stage in 0..stages {
+        let stage_groups: Vec<usize> = (0..groups.len())
+            .filter(|&g| groups[g].2 == stage)
+            .collect();
+        let mut stage_report = StageReport {
+            groups: stage_groups
+                .iter()
+                .map(|&g| {
+                    groups[g]
+                        .0
+                        .iter()
+                        .map(|&r| program.rules[r].id.clone())
+                        .collect()
+                })
+                .collect(),
+            ..StageReport::default()
+        };
+        // (group, delta: the group's new default-graph facts of the last pass; None before the first pass)
+        let mut active: Vec<(usize, Option<Vec<Triple>>)> =
+            stage_groups.iter().map(|&g| (g, None)).collect();
+        while !active.is_empty() {
+            if options
+                .budget
+                .max_iterations
+                .is_some_and(|m| stage_report.passes >= m)
+            {
+                cap(
+                    &mut report,
+                    CapReason::Iterations,
+                    &active,
+                    &groups,
+                    program,
+                    stage,
+                    stages,
+                );
+                report.stages.push(stage_report);
+                break 'stages;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                cap(
+                    &mut report,
+                    CapReason::Time,
+                    &active,
+                    &groups,
+                    program,
+                    stage,
+                    stages,
+                );
+                report.stages.push(stage_report);
+                break 'stages;
+            }
+            let mut jobs: Vec<Job<'_>> = Vec::new();
+            for (g, delta) in &active {
+                for &r in &groups[*g].0 {
+                    let body = &program.rules[r].body;
+                    match (delta, &seedings[r]) {
+                        (None, _) | (Some(_), Seeding::Whole) => jobs.push(Job {
+                            rule: r,
+                            body: std::borrow::Cow::Borrowed(body),
+                        }),
+                        (Some(d), Seeding::Atoms(atoms)) => {
+                            for &a in atoms {
+                                jobs.push(Job {
+                                    rule: r,
+                                    body: std::borrow::Cow::Owned(seeded(body, a, d)),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            let outs: Vec<Result<JobOut, ExecError>> = {
+                let shared: &Store = store;
+                let overlay_ref = &overlay;
+                let run_job = |job: &Job<'_>| {
+                    run_body(program, job, shared, overlay_ref, options.now, &cancel)
+                };
+                if options.parallel {
+                    jobs.par_iter().map(run_job).collect()
+                } else {
+                    jobs.iter().map(run_job).collect()
+                }
+            };
+            // Merge in job order: deterministic whatever ran first.
+            let (room, room_reason) = options.budget.room(report.derived);
+            let mut capped: Option<CapReason> = None;
+            let mut new_by_group: HashMap<usize, Vec<Triple>> = HashMap::new();
+            let mut derived_by_group: HashMap<usize, usize> = HashMap::new();
+            let mut new_by_graph: HashMap<TermId, Vec<Triple>> = HashMap::new();
+            let mut added = 0usize;
+            'merge: for out in outs {
+                let out = match out {
+                    Ok(o) => o,
+                    Err(ExecError::Timeout(_)) => {
+                        capped = Some(CapReason::Time);
+                        continue;
+                    }
+                    Err(_) => {
+                        capped = Some(CapReason::Time);
+                        continue;
+                    }
+                };
+                let rr = &mut report.rules[out.rule];
+                rr.time += out.elapsed;
+                rr.runs += 1;
+                matched_rows[out.rule] += out.rows;
+                heads_made[out.rule] += out.quads.len() as u64;
+                let map = intern_locals(&mut store.dict, out.locals);
+                let g = groups
+                    .iter()
+                    .position(|(rules, _, _)| rules.contains(&out.rule))
+                    .expect("grouped");
+                for mut q in out.quads {
+                    for id in q.iter_mut() {
+                        if let Some(m) = map.get(id) {
+                            *id = *m;
+                        }
+                    }
+                    let [graph, s, p, o] = q;
+                    let asserted = store
+                        .quads
+                        .graph(graph)
+                        .is_some_and(|idx| idx.contains([s, p, o]));
+                    if asserted || !seen.insert(q) {
+                        continue;
+                    }
+                    if added >= room {
+                        seen.remove(&q);
+                        capped = Some(room_reason);
+                        break 'merge;
+                    }
+                    added += 1;
+                    report.rules[out.rule].facts += 1;
+                    *derived_by_group.entry(g).or_default() += 1;
+                    if graph == TermId::DEFAULT_GRAPH {
+                        new_by_group.entry(g).or_default().push([s, p, o]);
+                    }
+                    new_by_graph.entry(graph).or_default().push([s, p, o]);
+                }
+            }
+            let mut graphs_touched: Vec<TermId> = new_by_graph.keys().copied().collect();
+            graphs_touched.sort_unstable();
+            for graph in graphs_touched {
+                overlay.add(graph, new_by_graph.remove(&graph).unwrap_or_default());
+            }
+            report.derived += added;
+            stage_report.passes += 1;
+            stage_report.facts += added;
+            progress.pass(stage, stages, stage_report.passes, report.derived);
+            if let Some(reason) = capped {
+                cap(
+                    &mut report,
+                    reason,
+                    &active,
+                    &groups,
+                    program,
+                    stage,
+                    stages,
+                );
+                report.stages.push(stage_report);
+                break 'stages;
+            }
+            // Recursive groups that derived anything iterate, seeded by their new default-graph facts (rules that
+            // read named graphs re-run whole).
+            active = active
+                .iter()
+                .filter(|(g, _)| groups[*g].1 && derived_by_group.get(g).is_some_and(|n| *n > 0))
+                .map(|(g, _)| (*g, Some(new_by_group.remove(g).unwrap_or_default())))
+                .collect();
+        }
+        report.stages.push(stage_report);
+    }
+    for r in 0..n {
+        if matched_rows[r] > 0 && heads_made[r] == 0 {
+            report.warnings.push(format!(
+                "rule {} matched {} row(s) but none instantiated its heads (a literal or an unbound term in a subject or predicate position?)",
+                program.rules[r].id, matched_rows[r]
+            ));
+        }
+    }
+    report.elapsed = start.elapsed();
+    (overlay, report)
+}
+
+/// Records a cap: the rules of the active groups, and every rule of a later stage.
+fn cap(
+    report: &mut Report,
+    reason: CapReason,
+    active: &[(usize, Option<Vec<Triple>>)],
+    groups: &[(Vec<usize>, bool, usize)],
+    program: &Program,
+    stage: usize,
+    stages: usize,
+) {
+    report.capped = Some(reason);
+    report.capped_rules = active
+        .iter()
+        .flat_map(|(g, _)| groups[*g].0.iter().map(|&r| program.rules[r].id.clone()))
+        .collect();
+    report.pending_rules = groups
+        .iter()
+        .filter(|(_, _, s)| *s > stage && *s < stages)
+        .flat_map(|(rules, _, _)| rules.iter().map(|&r| program.rules[r].id.clone()))
+        .collect();
+}
+
+/// Runs one body and instantiates the rule's heads for every row.
+fn run_body(
+    program: &Program,
+    job: &Job<'_>,
+    store: &Store,
+    overlay: &Overlay,
+    now: DateTime,
+    cancel: &Cancel,
+) -> Result<JobOut, ExecError> {
+    let started = Instant::now();
+    let rule = &program.rules[job.rule];
+    let view = View::new(&store.quads, overlay);
+    let dataset = Dataset::default();
+    let plan = plan::plan(&job.body, rule.vars.clone(), view, &dataset, &VarSet::new());
+    let cx = Context::new(view, Env::new(now, None)).with_cancel(cancel.clone());
+    let mut st = State::new(Terms::new(&store.dict), &plan);
+    let mut quads: Vec<Quad> = Vec::new();
+    let mut rows = 0u64;
+    let unit = Rows::unit(plan.width);
+    exec::execute(&plan, &cx, &mut st, &unit, &mut |st, batch| {
+        rows += batch.len() as u64;
+        let mut blanks = Vec::new();
+        for row in batch.iter() {
+            for head in &rule.heads {
+                blanks.clear();
+                if let Some([s, p, o]) = instantiate(&mut st.terms, &head.terms, row, &mut blanks) {
+                    quads.push([head.graph.unwrap_or(TermId::DEFAULT_GRAPH), s, p, o]);
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    })?;
+    // Terms the body computed (BIND results, new literals): carried out by value, interned after the pass.
+    let mut locals: Vec<(TermId, oxrdf::Term)> = Vec::new();
+    let mut listed: HashSet<TermId> = HashSet::new();
+    for q in &quads {
+        for &id in q {
+            if st.terms.is_local(id) && listed.insert(id) {
+                if let Some(t) = st.terms.to_oxrdf(id) {
+                    locals.push((id, t));
+                }
+            }
+        }
+    }
+    Ok(JobOut {
+        rule: job.rule,
+        quads,
+        locals,
+        rows,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Interns a body run's computed terms into the dictionary; blank nodes get fresh nodes (one per label).
+fn intern_locals(
+    dict: &mut crate::store::Dictionary,
+    locals: Vec<(TermId, oxrdf::Term)>,
+) -> HashMap<TermId, TermId> {
+    let mut blanks: HashMap<String, TermId> = HashMap::new();
+    let mut map = HashMap::new();
+    for (local, term) in locals {
+        let id = dict.intern_term(
+            term.as_ref(),
+            &mut |d: &mut crate::store::Dictionary, label: &str| {
+                *blanks
+                    .entry(label.to_owned())
+                    .or_insert_with(|| d.new_blank_node())
+            },
+        );
+        map.insert(local, id);
+    }
+    map
+}

@@ -1,0 +1,300 @@
+//! This module defines a rule's [`Footprint`]: what its body may read and its heads may write, qualified by graph
+//! and predicate (`rdf:type` by class); anything the walk cannot pin down reads or writes everything.
+
+use crate::ir::lower::TemplateTerm;
+use crate::ir::{Expr, Func, GraphTerm, Op, PathExpr, PatternTerm};
+use crate::store::{TermId, well_known as wk};
+
+use crate::rules::Rule;
+
+/// Which facts of a graph an access touches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// Every fact.
+    Any,
+    /// Facts with this predicate.
+    Predicate(TermId),
+    /// `rdf:type` facts with this class.
+    Class(TermId),
+}
+
+/// Which graphs an access touches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The graph the rules run against (the data's default graph).
+    Default,
+    /// One named graph.
+    Named(TermId),
+    /// Any named graph (`GRAPH ?g`).
+    AnyNamed,
+}
+
+/// One read or write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// Graphs.
+    pub scope: Scope,
+    /// Facts.
+    pub key: Key,
+    /// Under NOT EXISTS or `!` (a read only).
+    pub negated: bool,
+    /// Inside a grouped or aggregating subquery (a read only).
+    pub aggregated: bool,
+}
+
+impl Access {
+    /// Whether this read may observe the write `w`.
+    pub fn overlaps(&self, w: &Access) -> bool {
+        let scopes = match (self.scope, w.scope) {
+            (Scope::Default, Scope::Default) => true,
+            (Scope::Named(a), Scope::Named(b)) => a == b,
+            (Scope::AnyNamed, Scope::Named(_) | Scope::AnyNamed)
+            | (Scope::Named(_), Scope::AnyNamed) => true,
+            _ => false,
+        };
+        let keys = match (self.key, w.key) {
+            (Key::Any, _) | (_, Key::Any) => true,
+            (Key::Predicate(a), Key::Predicate(b)) => a == b,
+            (Key::Class(a), Key::Class(b)) => a == b,
+            (Key::Class(_), Key::Predicate(p)) | (Key::Predicate(p), Key::Class(_)) => {
+                p == wk::RDF_TYPE
+            }
+        };
+        scopes && keys
+    }
+}
+
+/// What a rule reads and writes, and whether re-running its body is repeatable.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Footprint {
+    /// Reads of the body.
+    pub reads: Vec<Access>,
+    /// Writes of the heads.
+    pub writes: Vec<Access>,
+    /// No volatile function (RAND, UUID, STRUUID, BNODE): running the body twice gives the same rows.
+    pub repeatable: bool,
+    /// The body calls NOW().
+    pub reads_clock: bool,
+}
+
+impl Footprint {
+    /// Whether any read of `self` may observe a write of `writer`.
+    pub fn reads_from(&self, writer: &Footprint) -> bool {
+        self.reads
+            .iter()
+            .any(|r| writer.writes.iter().any(|w| r.overlaps(w)))
+    }
+}
+
+/// The footprint of a rule.
+pub fn footprint(rule: &Rule) -> Footprint {
+    let mut fp = Footprint {
+        repeatable: true,
+        ..Footprint::default()
+    };
+    walk(&rule.body, Ctx::default(), &mut fp);
+    for h in &rule.heads {
+        let scope = match h.graph {
+            Some(g) => Scope::Named(g),
+            None => Scope::Default,
+        };
+        let key = match (&h.terms[1], &h.terms[2]) {
+            (TemplateTerm::Const(wk::RDF_TYPE), TemplateTerm::Const(c)) => Key::Class(*c),
+            (TemplateTerm::Const(p), _) => Key::Predicate(*p),
+            _ => Key::Any,
+        };
+        let w = Access {
+            scope,
+            key,
+            negated: false,
+            aggregated: false,
+        };
+        if !fp.writes.contains(&w) {
+            fp.writes.push(w);
+        }
+    }
+    fp
+}
+
+/// The reads of one operator (a body's operand), as [`footprint`] records them.
+pub fn op_reads(op: &Op) -> Vec<Access> {
+    let mut fp = Footprint::default();
+    walk(op, Ctx::default(), &mut fp);
+    fp.reads
+}
+
+/// The reads of an expression's EXISTS patterns.
+pub fn expr_reads(e: &Expr) -> Vec<Access> {
+    let mut fp = Footprint::default();
+    walk_expr(e, Ctx::default(), &mut fp);
+    fp.reads
+}
+
+#[derive(Copy, Clone, Default)]
+struct Ctx {
+    negated: bool,
+    aggregated: bool,
+}
+
+fn scope_of(g: &GraphTerm) -> Scope {
+    match g {
+        GraphTerm::Default => Scope::Default,
+        GraphTerm::Named(id) => Scope::Named(*id),
+        GraphTerm::Var(_) => Scope::AnyNamed,
+    }
+}
+
+fn read(fp: &mut Footprint, cx: Ctx, scope: Scope, key: Key) {
+    let a = Access {
+        scope,
+        key,
+        negated: cx.negated,
+        aggregated: cx.aggregated,
+    };
+    if !fp.reads.contains(&a) {
+        fp.reads.push(a);
+    }
+}
+
+fn walk(op: &Op, cx: Ctx, fp: &mut Footprint) {
+    match op {
+        Op::Pattern(tp) => {
+            let key = match (&tp.terms[1], &tp.terms[2]) {
+                (PatternTerm::Const(wk::RDF_TYPE), PatternTerm::Const(c)) => Key::Class(*c),
+                (PatternTerm::Const(p), _) => Key::Predicate(*p),
+                _ => Key::Any,
+            };
+            read(fp, cx, scope_of(&tp.graph), key);
+        }
+        Op::Path { path, graph, .. } => {
+            let mut keys = Vec::new();
+            path_keys(path, &mut keys);
+            for k in keys {
+                read(fp, cx, scope_of(graph), k);
+            }
+        }
+        Op::Filter { input, expr } | Op::Extend { input, expr, .. } => {
+            walk(input, cx, fp);
+            walk_expr(expr, cx, fp);
+        }
+        Op::LeftJoin {
+            left,
+            right,
+            filter,
+        } => {
+            walk(left, cx, fp);
+            walk(right, cx, fp);
+            if let Some(f) = filter {
+                walk_expr(f, cx, fp);
+            }
+        }
+        Op::Group {
+            input, aggregates, ..
+        } => {
+            let inner = Ctx {
+                aggregated: true,
+                ..cx
+            };
+            walk(input, inner, fp);
+            for (_, a) in aggregates {
+                if let Some(e) = &a.expr {
+                    walk_expr(e, inner, fp);
+                }
+            }
+        }
+        Op::OrderBy { input, keys } => {
+            walk(input, cx, fp);
+            keys.iter().for_each(|(e, _)| walk_expr(e, cx, fp));
+        }
+        other => other.children().into_iter().for_each(|c| walk(c, cx, fp)),
+    }
+}
+
+fn walk_expr(e: &Expr, cx: Ctx, fp: &mut Footprint) {
+    match e {
+        Expr::Exists(op) => walk(op, cx, fp),
+        Expr::Not(inner) => walk_expr(
+            inner,
+            Ctx {
+                negated: true,
+                ..cx
+            },
+            fp,
+        ),
+        Expr::Call(f, args) => {
+            if f.is_volatile() {
+                fp.repeatable = false;
+            }
+            if *f == Func::Now {
+                fp.reads_clock = true;
+            }
+            args.iter().for_each(|a| walk_expr(a, cx, fp));
+        }
+        Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) => {}
+        Expr::Or(a, b)
+        | Expr::And(a, b)
+        | Expr::Compare(_, a, b)
+        | Expr::SameTerm(a, b)
+        | Expr::Arith(_, a, b) => {
+            walk_expr(a, cx, fp);
+            walk_expr(b, cx, fp);
+        }
+        Expr::Neg(a) | Expr::Plus(a) => walk_expr(a, cx, fp),
+        Expr::In(a, list) => {
+            walk_expr(a, cx, fp);
+            list.iter().for_each(|x| walk_expr(x, cx, fp));
+        }
+        Expr::If(a, b, c) => {
+            walk_expr(a, cx, fp);
+            walk_expr(b, cx, fp);
+            walk_expr(c, cx, fp);
+        }
+        Expr::Coalesce(list) => list.iter().for_each(|x| walk_expr(x, cx, fp)),
+    }
+}
+
+/// The predicates a path reads; a zero-length step or a negated set reads everything.
+fn path_keys(p: &PathExpr, out: &mut Vec<Key>) {
+    match p {
+        PathExpr::Link(id) => out.push(Key::Predicate(*id)),
+        PathExpr::Negated(_) | PathExpr::ZeroOrMore(_) | PathExpr::ZeroOrOne(_) => {
+            out.push(Key::Any)
+        }
+        PathExpr::Reverse(q) | PathExpr::OneOrMore(q) => path_keys(q, out),
+        PathExpr::Sequence(a, b) | PathExpr::Alternative(a, b) => {
+            path_keys(a, out);
+            path_keys(b, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(scope: Scope, key: Key) -> Access {
+        Access {
+            scope,
+            key,
+            negated: false,
+            aggregated: false,
+        }
+    }
+
+    #[test]
+    fn class_reads_see_type_writes_and_any_sees_everything() {
+        let c = TermId(100);
+        assert!(
+            a(Scope::Default, Key::Class(c))
+                .overlaps(&a(Scope::Default, Key::Predicate(wk::RDF_TYPE)))
+        );
+        assert!(
+            !a(Scope::Default, Key::Class(c)).overlaps(&a(Scope::Default, Key::Class(TermId(101))))
+        );
+        assert!(
+            a(Scope::Default, Key::Any).overlaps(&a(Scope::Default, Key::Predicate(TermId(7))))
+        );
+        assert!(!a(Scope::Default, Key::Any).overlaps(&a(Scope::Named(TermId(5)), Key::Any)));
+        assert!(a(Scope::AnyNamed, Key::Any).overlaps(&a(Scope::Named(TermId(5)), Key::Any)));
+    }
+}

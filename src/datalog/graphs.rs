@@ -1,0 +1,24 @@
+//! This module defines how heads' named graphs resolve against the loaded dataset: a head may write only into a
+//! named graph the data already has, never into a graph that is absent or into the default graph by name.
+
+use crate::rules::{Rule, RuleError};
+use crate::store::{Store, TermId, TermSource};
+
+/// Every head graph of `rules` that the data lacks, as errors naming the rule.
+pub fn check(rules: &[Rule], store: &Store) -> Vec<RuleError> {
+    let mut errors = Vec::new();
+    for rule in rules {
+        let mut reported: Vec<TermId> = Vec::new();
+        for g in rule.heads.iter().filter_map(|h| h.graph) {
+            let present = g != TermId::DEFAULT_GRAPH && store.quads.graph(g).is_some();
+            if !present && !reported.contains(&g) {
+                reported.push(g);
+                errors.push(RuleError::HeadGraphAbsent {
+                    rule: rule.id.clone(),
+                    graph: store.dict.iri_text(g),
+                });
+            }
+        }
+    }
+    errors
+}

@@ -1,0 +1,63 @@
+//! This module defines [`Rule`]: an id, where it came from, a body lowered to the query algebra, and heads.
+
+use std::path::PathBuf;
+
+use crate::ir::lower::TemplateTerm;
+use crate::ir::{Op, VarTable};
+use crate::store::TermId;
+
+/// The rule language.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// `CONSTRUCT { … } WHERE { … }`.
+    Sparql,
+    /// `{"@context", "where", "insert"}`.
+    JsonLd,
+}
+
+/// Where a rule's text came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A rules file; `offset` is the byte offset of the rule's section in it (0 for a one-rule file).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// Start of the rule's own text in the file.
+        offset: usize,
+    },
+    /// An `f:rule` value in the data.
+    Stored {
+        /// The subject carrying it.
+        subject: String,
+        /// The graph it was found in (`None`: the default graph).
+        graph: Option<String>,
+    },
+}
+
+/// One head: a template triple, in the default graph or a named graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Head {
+    /// Subject, predicate, object.
+    pub terms: [TemplateTerm; 3],
+    /// The named graph the facts go to (`None`: the default graph).
+    pub graph: Option<TermId>,
+}
+
+/// A validated rule, ready to run.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The id (unique in the program).
+    pub id: String,
+    /// Where it came from.
+    pub origin: Origin,
+    /// The language it was written in.
+    pub language: Language,
+    /// The text as written (the prologue included for a rule of a multi-rule file).
+    pub text: String,
+    /// The body.
+    pub body: Op,
+    /// The body's variables.
+    pub vars: VarTable,
+    /// The heads.
+    pub heads: Vec<Head>,
+}

@@ -1,0 +1,324 @@
+//! This module defines where rules come from: `--rules` files and folders (multi-rule SPARQL files split at
+//! `#@rule` lines, JSON-LD files holding one rule or an array), and `f:rule` values stored in the data.
+
+use std::path::{Path, PathBuf};
+
+use crate::store::{Store, TermId, TermRef, TermSource, well_known as wk};
+
+use super::RuleError;
+use super::model::{Language, Origin};
+
+/// What to read rules from.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSources {
+    /// `--rules` paths, in order.
+    pub paths: Vec<PathBuf>,
+    /// `--rules-graph`: take stored rules from this named graph only (`None`: from every graph).
+    pub graph: Option<String>,
+}
+
+/// One rule's text, before parsing.
+#[derive(Clone, Debug)]
+pub struct RuleText {
+    /// The rule id.
+    pub id: String,
+    /// Where it came from.
+    pub origin: Origin,
+    /// Its language.
+    pub language: Language,
+    /// The text (a SPARQL rule of a multi-rule file with the file's prologue in front).
+    pub text: String,
+}
+
+/// Every rule text of the sources and the data, and every problem found collecting them (unreadable files,
+/// malformed stored rules, duplicate ids).
+pub fn collect(sources: &RuleSources, store: &Store) -> (Vec<RuleText>, Vec<RuleError>) {
+    let mut texts = Vec::new();
+    let mut errors = Vec::new();
+    for path in &sources.paths {
+        match rule_files(path) {
+            Ok(files) => {
+                for f in files {
+                    match std::fs::read_to_string(&f) {
+                        Ok(text) => texts.extend(split_file(&f, &text)),
+                        Err(e) => errors.push(RuleError::Unreadable {
+                            path: f.clone(),
+                            reason: e.to_string(),
+                        }),
+                    }
+                }
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    stored(store, sources.graph.as_deref(), &mut texts, &mut errors);
+    let mut seen = hashbrown::HashSet::new();
+    for t in &texts {
+        if !seen.insert(t.id.clone()) {
+            errors.push(RuleError::DuplicateId { id: t.id.clone() });
+        }
+    }
+    (texts, errors)
+}
+
+/// The rule files a `--rules` path names: the file itself, or a folder's `*.rq *.sparql *.json *.jsonld`
+/// sorted by name.
+fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
+    let unreadable = |reason: String| RuleError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| unreadable(e.to_string()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e, "rq" | "sparql" | "json" | "jsonld"))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| matches!(e, "json" | "jsonld"))
+}
+
+/// Splits a rules file into rule texts with their ids.
+pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
+    let file_id = path.display().to_string();
+    if is_json(path) {
+        return split_json(path, &file_id, text);
+    }
+    // `#@rule [NAME]` lines start rules; the lines before the first are the prologue shared by all.
+    let mut starts: Vec<(usize, Option<String>)> = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("#@rule") {
+            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+                let name = rest.trim();
+                starts.push((offset, (!name.is_empty()).then(|| name.to_owned())));
+            }
+        }
+        offset += line.len();
+    }
+    if starts.is_empty() {
+        return vec![RuleText {
+            id: file_id,
+            origin: Origin::File {
+                path: path.to_owned(),
+                offset: 0,
+            },
+            language: Language::Sparql,
+            text: text.to_owned(),
+        }];
+    }
+    let prologue = &text[..starts[0].0];
+    let several = starts.len() > 1;
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, (start, name))| {
+            let end = starts.get(i + 1).map_or(text.len(), |(s, _)| *s);
+            let id = match name {
+                Some(n) => n.clone(),
+                None if several => format!("{file_id}#{}", i + 1),
+                None => file_id.clone(),
+            };
+            RuleText {
+                id,
+                origin: Origin::File {
+                    path: path.to_owned(),
+                    offset: *start,
+                },
+                language: Language::Sparql,
+                text: format!("{prologue}{}", &text[*start..end]),
+            }
+        })
+        .collect()
+}
+
+/// A JSON-LD rules file: one rule object or an array of them; ids from `@id`, else FILE / FILE#N.
+fn split_json(path: &Path, file_id: &str, text: &str) -> Vec<RuleText> {
+    let origin = Origin::File {
+        path: path.to_owned(),
+        offset: 0,
+    };
+    let one = |id: String, text: String| RuleText {
+        id,
+        origin: origin.clone(),
+        language: Language::JsonLd,
+        text,
+    };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Array(items)) if items.len() > 1 => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                let id = item
+                    .get("@id")
+                    .and_then(|v| v.as_str())
+                    .map_or_else(|| format!("{file_id}#{}", i + 1), str::to_owned);
+                one(id, item.to_string())
+            })
+            .collect(),
+        Ok(serde_json::Value::Array(items)) if items.len() == 1 => {
+            let id = items[0]
+                .get("@id")
+                .and_then(|v| v.as_str())
+                .unwrap_or(file_id)
+                .to_owned();
+            vec![one(id, items[0].to_string())]
+        }
+        Ok(value) => {
+            let id = value
+                .get("@id")
+                .and_then(|v| v.as_str())
+                .unwrap_or(file_id)
+                .to_owned();
+            vec![one(id, text.to_owned())]
+        }
+        // Malformed JSON: the parser reports it, under the file's id.
+        Err(_) => vec![one(file_id.to_owned(), text.to_owned())],
+    }
+}
+
+/// The `f:rule` values of the data (of one named graph when `graph` is given).
+fn stored(
+    store: &Store,
+    graph: Option<&str>,
+    texts: &mut Vec<RuleText>,
+    errors: &mut Vec<RuleError>,
+) {
+    let dict = &store.dict;
+    let only: Option<TermId> = match graph {
+        Some(g) => match dict.lookup_iri(g) {
+            Some(id) => Some(id),
+            None => return, // the graph is not in the data: no stored rules
+        },
+        None => None,
+    };
+    let mut found: Vec<(TermId, TermId, TermId)> = Vec::new(); // (subject, object, graph)
+    for (g, index) in store.quads.graphs() {
+        if only.is_some_and(|o| o != g) {
+            continue;
+        }
+        let (perm, keys) = index.range(&[None, Some(wk::F_RULE), None]);
+        found.extend(keys.iter().map(|&k| {
+            let [s, _, o] = perm.to_triple(k);
+            (s, o, g)
+        }));
+    }
+    found.sort_by(|a, b| {
+        crate::output::rdf::cmp_terms(dict, a.0, b.0)
+            .then_with(|| crate::output::rdf::cmp_terms(dict, a.2, b.2))
+    });
+    let mut k = 0;
+    while k < found.len() {
+        let (subject, object, g) = found[k];
+        let same = found[k..]
+            .iter()
+            .take_while(|(s, _, _)| *s == subject)
+            .count();
+        let subject_text = match dict.get(subject) {
+            TermRef::Iri(i) => i.to_string(),
+            _ => dict.display(subject),
+        };
+        k += same;
+        if same > 1 {
+            errors.push(RuleError::StoredTwice {
+                subject: subject_text,
+            });
+            continue;
+        }
+        let origin = Origin::Stored {
+            subject: subject_text.clone(),
+            graph: (g != TermId::DEFAULT_GRAPH).then(|| dict.display(g)),
+        };
+        let (language, text) = match dict.get(object) {
+            TermRef::Literal {
+                lexical,
+                kind: crate::store::LiteralKind::Typed(wk::F_SPARQL),
+            } => (Language::Sparql, lexical.to_owned()),
+            TermRef::Literal {
+                lexical,
+                kind: crate::store::LiteralKind::Typed(wk::RDF_JSON),
+            } => (Language::JsonLd, lexical.to_owned()),
+            other => {
+                let found = match other {
+                    TermRef::Literal { .. } => format!("the literal {}", dict.display(object)),
+                    TermRef::Blank(_) => {
+                        "a blank node (a nested JSON-LD object expands into ordinary nodes)"
+                            .to_owned()
+                    }
+                    _ => format!("the term {}", dict.display(object)),
+                };
+                errors.push(RuleError::StoredShape {
+                    subject: subject_text,
+                    found,
+                });
+                continue;
+            }
+        };
+        texts.push(RuleText {
+            id: subject_text,
+            origin,
+            language,
+            text,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_rule_file_splits_at_rule_lines_with_the_prologue_in_front() {
+        let text = "PREFIX ex: <http://e/>\n#@rule first\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b }\n#@rule\nCONSTRUCT { ?a ex:r ?b } WHERE { ?a ex:q ?b }\n";
+        let rules = split_file(Path::new("r.rq"), text);
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].id, "first");
+        assert_eq!(rules[1].id, "r.rq#2");
+        assert!(
+            rules[1]
+                .text
+                .starts_with("PREFIX ex: <http://e/>\n#@rule\n")
+        );
+        assert!(rules[1].text.contains("ex:r"));
+        assert!(!rules[0].text.contains("ex:r"));
+    }
+
+    #[test]
+    fn a_one_rule_file_is_named_after_the_file() {
+        let rules = split_file(
+            Path::new("dir/one.rq"),
+            "CONSTRUCT { ?a ?p ?b } WHERE { ?a ?p ?b }",
+        );
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].id, "dir/one.rq");
+    }
+
+    #[test]
+    fn json_rule_arrays_take_ids_from_at_id_or_position() {
+        let rules = split_json(
+            Path::new("r.json"),
+            "r.json",
+            r#"[{"@id": "ex:a", "where": {}}, {"where": {}}]"#,
+        );
+        assert_eq!(
+            rules.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["ex:a", "r.json#2"]
+        );
+    }
+}

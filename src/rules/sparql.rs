@@ -1,0 +1,340 @@
+//! This module defines SPARQL rules: `CONSTRUCT { heads } WHERE { body }` parsed by spargebra, validated, and
+//! lowered to the query algebra. `GRAPH <g> { … }` in the template is not SPARQL 1.1 grammar, so such a rule is
+//! parsed a second time as the equivalent `INSERT { … } WHERE { … }` update, whose template holds quads.
+
+use spargebra::algebra::GraphPattern;
+use spargebra::term::{GraphNamePattern, NamedNodePattern, TermPattern};
+use spargebra::{GraphUpdateOperation, Query, SparqlParser};
+
+use crate::ir::lower::{self, TemplateTerm};
+use crate::ir::{VarId, VarSet};
+use crate::store::Dictionary;
+
+use super::RuleError;
+use super::model::{Head, Language, Origin, Rule};
+use super::validate::{self, TemplateTriple};
+
+/// A parsed rule: its body and its template quads (`None` graph: the default graph).
+struct Parsed {
+    body: GraphPattern,
+    template: Vec<(TermPattern, NamedNodePattern, TermPattern, GraphNamePattern)>,
+}
+
+fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
+    let first = match SparqlParser::new().parse_query(text) {
+        Ok(Query::Construct {
+            template, pattern, ..
+        }) => {
+            return Ok(Parsed {
+                body: pattern,
+                template: template
+                    .into_iter()
+                    .map(|t| {
+                        (
+                            t.subject,
+                            t.predicate,
+                            t.object,
+                            GraphNamePattern::DefaultGraph,
+                        )
+                    })
+                    .collect(),
+            });
+        }
+        Ok(q) => {
+            return Err(RuleError::NotConstruct {
+                rule: id.to_owned(),
+                form: match q {
+                    Query::Select { .. } => "SELECT",
+                    Query::Ask { .. } => "ASK",
+                    _ => "DESCRIBE",
+                },
+            });
+        }
+        Err(e) => e.to_string(),
+    };
+    // A named-graph head: the same text as an INSERT update.
+    if let Some(rewritten) = construct_as_insert(text) {
+        if let Ok(update) = SparqlParser::new().parse_update(&rewritten) {
+            if let [
+                GraphUpdateOperation::DeleteInsert {
+                    delete,
+                    insert,
+                    pattern,
+                    using: None,
+                },
+            ] = update.operations.as_slice()
+            {
+                if delete.is_empty() {
+                    return Ok(Parsed {
+                        body: (**pattern).clone(),
+                        template: insert
+                            .iter()
+                            .map(|q| {
+                                (
+                                    q.subject.clone(),
+                                    q.predicate.clone(),
+                                    q.object.clone(),
+                                    q.graph_name.clone(),
+                                )
+                            })
+                            .collect(),
+                    });
+                }
+            }
+        }
+    }
+    Err(RuleError::Syntax {
+        rule: id.to_owned(),
+        message: first,
+    })
+}
+
+/// The text with its first `CONSTRUCT` keyword (outside comments, IRIs and strings) replaced by `INSERT`.
+fn construct_as_insert(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'#' => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'<' => {
+                while i < bytes.len() && bytes[i] != b'>' && !bytes[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != q {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            _ => {
+                let word = text.get(i..i + 9)?;
+                let boundary = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+                if boundary && word.eq_ignore_ascii_case("construct") {
+                    return Some(format!("{}INSERT{}", &text[..i], &text[i + 9..]));
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Parses, validates and lowers a SPARQL rule; every problem found is returned.
+pub fn compile(
+    id: &str,
+    origin: Origin,
+    text: &str,
+    dict: &mut Dictionary,
+) -> Result<Rule, Vec<RuleError>> {
+    let parsed = parse(id, text).map_err(|e| vec![e])?;
+    let mut errors = validate::body(id, &parsed.body);
+    let triples: Vec<TemplateTriple<'_>> = parsed
+        .template
+        .iter()
+        .map(|(s, p, o, _)| TemplateTriple {
+            subject: s,
+            predicate: p,
+            object: o,
+        })
+        .collect();
+    errors.extend(validate::heads(id, &triples));
+    if parsed
+        .template
+        .iter()
+        .any(|(_, _, _, g)| matches!(g, GraphNamePattern::Variable(_)))
+    {
+        errors.push(RuleError::Rejected {
+            rule: id.to_owned(),
+            construct: "a variable graph name in a head",
+            help: "name the graph: GRAPH <http://example.org/g> { … }",
+        });
+    }
+    let (body, vars, scope) = match lower::lower_pattern(&parsed.body, dict) {
+        // CONSTRUCT projects every variable of its body; without that projection the body's triple patterns are
+        // top-level operands, which semi-naive seeding needs.
+        Ok((crate::ir::Op::Project { input, .. }, vars, scope)) => (*input, vars, scope),
+        Ok(l) => l,
+        Err(source) => {
+            errors.push(RuleError::Lower {
+                rule: id.to_owned(),
+                source,
+            });
+            return Err(errors);
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Range restriction: every head variable is bound somewhere in the body (a FILTER does not bind).
+    let bound: VarSet = body.term_vars();
+    let mut heads = Vec::new();
+    let mut unbound: Vec<String> = Vec::new();
+    let mut var = |name: &str| -> Option<VarId> {
+        match scope.get(name) {
+            Some(v) if bound.contains(*v) => Some(*v),
+            _ => {
+                if !unbound.iter().any(|u| u == name) {
+                    unbound.push(name.to_owned());
+                }
+                None
+            }
+        }
+    };
+    for (s, p, o, g) in &parsed.template {
+        let terms = [
+            template_term(s, dict, &mut var),
+            match p {
+                NamedNodePattern::NamedNode(n) => {
+                    Some(TemplateTerm::Const(dict.intern_iri(n.as_str())))
+                }
+                NamedNodePattern::Variable(v) => var(v.as_str()).map(TemplateTerm::Var),
+            },
+            template_term(o, dict, &mut var),
+        ];
+        let graph = match g {
+            GraphNamePattern::NamedNode(n) => Some(dict.intern_iri(n.as_str())),
+            _ => None,
+        };
+        if let [Some(s), Some(p), Some(o)] = terms {
+            heads.push(Head {
+                terms: [s, p, o],
+                graph,
+            });
+        }
+    }
+    if !unbound.is_empty() {
+        return Err(unbound
+            .into_iter()
+            .map(|v| RuleError::UnboundHeadVar {
+                rule: id.to_owned(),
+                var: v,
+            })
+            .collect());
+    }
+    Ok(Rule {
+        id: id.to_owned(),
+        origin,
+        language: Language::Sparql,
+        text: text.to_owned(),
+        body,
+        vars,
+        heads,
+    })
+}
+
+fn template_term(
+    t: &TermPattern,
+    dict: &mut Dictionary,
+    var: &mut impl FnMut(&str) -> Option<VarId>,
+) -> Option<TemplateTerm> {
+    Some(match t {
+        TermPattern::NamedNode(n) => TemplateTerm::Const(dict.intern_iri(n.as_str())),
+        TermPattern::Literal(l) => TemplateTerm::Const(dict.intern_oxrdf_literal(l.as_ref())),
+        TermPattern::Variable(v) => TemplateTerm::Var(var(v.as_str())?),
+        // Rejected by validation before lowering.
+        TermPattern::BlankNode(_) => return None,
+        TermPattern::Triple(t) => {
+            let s = template_term(&t.subject, dict, var)?;
+            let p = match &t.predicate {
+                NamedNodePattern::NamedNode(n) => TemplateTerm::Const(dict.intern_iri(n.as_str())),
+                NamedNodePattern::Variable(v) => TemplateTerm::Var(var(v.as_str())?),
+            };
+            let o = template_term(&t.object, dict, var)?;
+            TemplateTerm::Triple(Box::new([s, p, o]))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile_text(text: &str) -> Result<Rule, Vec<RuleError>> {
+        let mut dict = Dictionary::new();
+        compile(
+            "r",
+            Origin::File {
+                path: "r.rq".into(),
+                offset: 0,
+            },
+            text,
+            &mut dict,
+        )
+    }
+
+    #[test]
+    fn a_construct_rule_has_its_template_triples_as_heads() {
+        let rule = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?b . ?b ex:q ?a } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap();
+        assert_eq!(rule.heads.len(), 2);
+        assert!(rule.heads.iter().all(|h| h.graph.is_none()));
+    }
+
+    #[test]
+    fn a_graph_block_in_the_template_gives_named_graph_heads() {
+        let rule = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { GRAPH ex:g { ?a ex:q ?b } } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap();
+        assert_eq!(rule.heads.len(), 1);
+        assert!(rule.heads[0].graph.is_some());
+    }
+
+    #[test]
+    fn rejected_constructs_are_all_reported() {
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b OPTIONAL { ?a ex:r ?c } MINUS { ?a ex:s ?b } }",
+        )
+        .unwrap_err();
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert!(text.iter().any(|t| t.contains("OPTIONAL")), "{text:?}");
+        assert!(text.iter().any(|t| t.contains("MINUS")), "{text:?}");
+    }
+
+    #[test]
+    fn a_head_variable_only_filtered_is_unbound() {
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?c } WHERE { ?a ex:p ?b FILTER(?c = 1) }",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&errors[0], RuleError::UnboundHeadVar { var, .. } if var == "c"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn annotations_and_blank_nodes_in_heads_are_rejected() {
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?b {| ex:c 1 |} } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(errors[0], RuleError::HeadAnnotation { .. }),
+            "{errors:?}"
+        );
+        let errors =
+            compile_text("PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q [] } WHERE { ?a ex:p ?b }")
+                .unwrap_err();
+        assert!(
+            matches!(errors[0], RuleError::HeadBlankNode { .. }),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn the_construct_keyword_is_found_outside_iris_strings_and_comments() {
+        let text =
+            "# CONSTRUCT in a comment\nPREFIX c: <http://e/construct/> CONSTRUCT { } WHERE { }";
+        let rewritten = construct_as_insert(text).unwrap();
+        assert!(rewritten.contains("INSERT { }"));
+        assert!(rewritten.contains("<http://e/construct/>"));
+    }
+}
