@@ -259,8 +259,13 @@ fn reason(
         } else {
             1
         };
+        let report = if errors.len() == 1 {
+            Report::new(errors.pop().expect("one error"))
+        } else {
+            Report::new(RuleProblems { errors })
+        };
         return Err(Failure {
-            report: Report::new(RuleProblems { errors }),
+            report,
             exit_code,
             broken_pipe: false,
         });

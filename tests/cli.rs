@@ -296,3 +296,63 @@ fn committed_man_pages_and_completions_are_current() {
         }
     }
 }
+
+#[test]
+fn stats_file_reports_derived_counts_caps_stages_and_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.nt");
+    fs::write(
+        &data,
+        "<http://e/a> <http://e/p> <http://e/b> .\n<http://e/b> <http://e/p> <http://e/c> .\n",
+    )
+    .unwrap();
+    let rules = dir.path().join("rules.rq");
+    fs::write(&rules, "#@rule base\nCONSTRUCT { ?x <http://e/r> ?y } WHERE { ?x <http://e/p> ?y }\n#@rule step\nCONSTRUCT { ?x <http://e/r> ?z } WHERE { ?x <http://e/r> ?y . ?y <http://e/p> ?z }\n").unwrap();
+    let stats = dir.path().join("stats.json");
+    reasonctl()
+        .arg("materialize")
+        .arg(&data)
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--stats")
+        .arg(&stats)
+        .arg("--max-facts")
+        .arg("2")
+        .assert()
+        .code(3);
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(json["derived"], 2);
+    assert_eq!(json["capped"], true);
+    assert_eq!(json["capped_reason"], "facts");
+    assert!(
+        json["capped_rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "step"),
+        "{json}"
+    );
+    assert!(json["pending_rules"].is_array());
+    assert!(json["stages"].as_array().unwrap().len() >= 2, "{json}");
+    assert_eq!(json["rules"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn rules_output_is_identical_whatever_the_thread_count() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |threads: &str| {
+        reasonctl()
+            .arg("materialize")
+            .arg(root.join("fixtures/example/claims.trig"))
+            .arg("--rules")
+            .arg(root.join("fixtures/example/rules"))
+            .args(["--include-asserted", "--threads", threads])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(run("1"), run("2"));
+}

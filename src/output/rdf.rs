@@ -3,7 +3,7 @@
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
-use oxrdf::{GraphName, Quad as OxQuad, Term};
+use oxrdf::Term;
 use oxrdfio::{RdfFormat, RdfSerializer};
 
 use crate::store::{LiteralKind, Quad, TermId, TermRef, TermSource};
@@ -77,7 +77,21 @@ pub fn cmp_terms(dict: &(impl TermSource + ?Sized), a: TermId, b: TermId) -> Ord
     if a == b {
         return Ordering::Equal;
     }
-    let (ta, tb) = (dict.term(a), dict.term(b));
+    cmp_decoded(dict, &dict.term(a), a, &dict.term(b), b)
+}
+
+/// [`cmp_terms`] on terms already decoded.
+fn cmp_decoded(
+    dict: &(impl TermSource + ?Sized),
+    ta: &TermRef<'_>,
+    a: TermId,
+    tb: &TermRef<'_>,
+    b: TermId,
+) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (ta, tb) = (*ta, *tb);
     kind_rank(&ta)
         .cmp(&kind_rank(&tb))
         .then_with(|| match (ta, tb) {
@@ -144,7 +158,10 @@ pub fn sort_quads(dict: &(impl TermSource + ?Sized), quads: &mut Vec<Quad>) {
     let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
     ids.sort_unstable();
     ids.dedup();
-    ids.sort_by(|&a, &b| cmp_terms(dict, a, b));
+    // Decode each term once; comparisons then read the decoded views.
+    let mut keyed: Vec<(TermRef<'_>, TermId)> = ids.iter().map(|&id| (dict.term(id), id)).collect();
+    keyed.sort_unstable_by(|(ta, a), (tb, b)| cmp_decoded(dict, ta, *a, tb, *b));
+    let ids: Vec<TermId> = keyed.into_iter().map(|(_, id)| id).collect();
     let mut rank = vec![0u32; dict.end().index()];
     for (r, id) in ids.iter().enumerate() {
         rank[id.index()] = r as u32;
@@ -171,22 +188,100 @@ pub fn write_quads<W: Write>(
         }
     }
     let mut out = serializer.for_writer(writer);
+    // Terms are written from reusable buffers: no allocation per quad but for triple terms.
+    let mut bufs: [Buf; 4] = Default::default();
     for &[g, s, p, o] in quads {
-        let graph_name = if format.holds_graphs() {
-            dict.to_graph_name(g)
+        let [bg, bs, bp, bo] = &mut bufs;
+        let graph = if format.holds_graphs() && g != TermId::DEFAULT_GRAPH {
+            Some(bg.term(dict, g))
         } else {
-            GraphName::DefaultGraph
+            None
         };
-        let object: Term = dict.to_oxrdf(o).expect("an object is a term");
-        let quad = OxQuad::new(
-            dict.to_subject(s),
-            oxrdf::NamedNode::new_unchecked(dict.iri_text(p)),
-            object,
-            graph_name,
-        );
-        out.serialize_quad(&quad)?;
+        let subject = match bs.term(dict, s) {
+            oxrdf::TermRef::NamedNode(n) => oxrdf::NamedOrBlankNodeRef::NamedNode(n),
+            oxrdf::TermRef::BlankNode(b) => oxrdf::NamedOrBlankNodeRef::BlankNode(b),
+            other => unreachable!("{other} is not a subject"),
+        };
+        let oxrdf::TermRef::NamedNode(predicate) = bp.term(dict, p) else {
+            unreachable!("a predicate is an IRI")
+        };
+        let object = bo.term(dict, o);
+        let graph_name = match graph {
+            None => oxrdf::GraphNameRef::DefaultGraph,
+            Some(oxrdf::TermRef::NamedNode(n)) => oxrdf::GraphNameRef::NamedNode(n),
+            Some(oxrdf::TermRef::BlankNode(b)) => oxrdf::GraphNameRef::BlankNode(b),
+            Some(other) => unreachable!("{other} is not a graph name"),
+        };
+        out.serialize_quad(oxrdf::QuadRef::new(subject, predicate, object, graph_name))?;
     }
     out.finish()
+}
+
+/// Reusable text for one term position of a quad being written.
+#[derive(Default)]
+struct Buf {
+    text: String,
+    datatype: String,
+    triple: Option<oxrdf::Triple>,
+}
+
+impl Buf {
+    /// The term as an oxrdf reference into this buffer (or into the dictionary).
+    fn term<'b>(
+        &'b mut self,
+        dict: &'b (impl TermSource + ?Sized),
+        id: TermId,
+    ) -> oxrdf::TermRef<'b> {
+        use oxrdf::{BlankNodeRef, LiteralRef, NamedNodeRef};
+        match dict.term(id) {
+            TermRef::Iri(iri) => {
+                iri.write_to(&mut self.text);
+                NamedNodeRef::new_unchecked(&self.text).into()
+            }
+            TermRef::Blank(n) => {
+                use std::fmt::Write as _;
+                self.text.clear();
+                let _ = write!(self.text, "b{n}");
+                BlankNodeRef::new_unchecked(&self.text).into()
+            }
+            TermRef::Literal { lexical, kind } => match kind {
+                LiteralKind::Simple => LiteralRef::new_simple_literal(lexical).into(),
+                LiteralKind::Lang {
+                    tag,
+                    direction: None,
+                } => LiteralRef::new_language_tagged_literal_unchecked(lexical, tag).into(),
+                LiteralKind::Lang {
+                    tag,
+                    direction: Some(d),
+                } => LiteralRef::new_directional_language_tagged_literal_unchecked(
+                    lexical,
+                    tag,
+                    match d {
+                        crate::store::Direction::Ltr => oxrdf::BaseDirection::Ltr,
+                        crate::store::Direction::Rtl => oxrdf::BaseDirection::Rtl,
+                    },
+                )
+                .into(),
+                LiteralKind::Typed(dt) => {
+                    if let TermRef::Iri(iri) = dict.term(dt) {
+                        iri.write_to(&mut self.datatype);
+                    }
+                    LiteralRef::new_typed_literal(
+                        lexical,
+                        NamedNodeRef::new_unchecked(&self.datatype),
+                    )
+                    .into()
+                }
+            },
+            TermRef::Triple(_) => {
+                let Some(Term::Triple(t)) = dict.to_oxrdf(id) else {
+                    unreachable!("a triple term")
+                };
+                oxrdf::TermRef::Triple(self.triple.insert(*t))
+            }
+            TermRef::DefaultGraph => unreachable!("the default graph is not a term"),
+        }
+    }
 }
 
 /// The declared prefixes some IRI of the output starts with.

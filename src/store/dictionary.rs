@@ -81,6 +81,9 @@ fn entry<'a>(bytes: &'a [u8], starts: &[u64], i: u32) -> &'a [u8] {
 pub struct Dictionary {
     terms: Interner,
     namespaces: Interner,
+    /// The namespace interned last (most IRIs in a row share one): its text's length in `last_ns_text`, its id.
+    last_ns: Option<u32>,
+    last_ns_text: String,
     /// The id of this dictionary's first entry: 0, or the end of the dictionary it extends.
     base: u32,
     blank_nodes: u32,
@@ -108,6 +111,8 @@ impl Dictionary {
         let mut dict = Self {
             terms: Interner::default(),
             namespaces: Interner::default(),
+            last_ns: None,
+            last_ns_text: String::new(),
             base: 0,
             blank_nodes: 0,
             scratch: Vec::new(),
@@ -128,6 +133,8 @@ impl Dictionary {
         let mut dict = Self {
             terms: Interner::default(),
             namespaces: Interner::default(),
+            last_ns: None,
+            last_ns_text: String::new(),
             base: main.end().0,
             blank_nodes: main.blank_nodes,
             scratch: Vec::new(),
@@ -220,7 +227,16 @@ impl Dictionary {
     /// Interns an IRI given as its full text.
     pub fn intern_iri(&mut self, iri: &str) -> TermId {
         let (ns, local) = split_iri(iri);
-        let (ns_id, _) = self.namespaces.intern(ns.as_bytes());
+        let ns_id = match self.last_ns {
+            Some(id) if self.last_ns_text == ns => id,
+            _ => {
+                let (id, _) = self.namespaces.intern(ns.as_bytes());
+                self.last_ns = Some(id);
+                self.last_ns_text.clear();
+                self.last_ns_text.push_str(ns);
+                id
+            }
+        };
         self.scratch.clear();
         self.scratch.push(TAG_IRI);
         self.scratch.extend_from_slice(&ns_id.to_le_bytes());
@@ -461,8 +477,15 @@ fn read_u32(bytes: &[u8]) -> u32 {
 }
 
 fn utf8(bytes: &[u8]) -> &str {
-    // Every entry was written from a &str at a char boundary; a failure here is a dictionary bug.
-    std::str::from_utf8(bytes).expect("dictionary entry is not UTF-8")
+    debug_assert!(
+        std::str::from_utf8(bytes).is_ok(),
+        "dictionary entry is not UTF-8"
+    );
+    // SAFETY: every text field of an entry was copied from a `&str`, and entries are split only at the field
+    // boundaries the encoder wrote (tags, fixed-width ids, a length-prefixed language tag), so each slice
+    // decoded here is exactly the bytes of one `&str`. This is the hottest decode path (sorting, writing,
+    // filters), where re-validating every string costs more than the comparison it serves.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
 #[cfg(test)]

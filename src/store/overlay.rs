@@ -6,6 +6,8 @@
 //! merged in linear time. So a pass costs about `O(new · log n)` and a fixpoint of a thousand passes never rebuilds
 //! a million facts a thousand times; at most `log₂ n` runs exist at once.
 
+use rayon::slice::ParallelSliceMut;
+
 use super::quads::{Pattern, Perm, QuadStore, prefix_range};
 use super::term::{TermId, Triple};
 
@@ -15,21 +17,42 @@ struct Run {
     spo: Vec<Triple>,
     pos: Vec<u32>,
     osp: Vec<u32>,
+    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
+    preds: Vec<TermId>,
 }
 
 impl Run {
     fn new(mut spo: Vec<Triple>) -> Self {
-        spo.sort_unstable();
+        if spo.len() > 1 << 14 {
+            spo.par_sort_unstable();
+        } else {
+            spo.sort_unstable();
+        }
         spo.dedup();
+        // Sort (key, index) pairs packed together: no random access into `spo` while sorting.
         let permutation = |perm: Perm| {
-            let mut idx: Vec<u32> = (0..spo.len() as u32).collect();
-            idx.sort_unstable_by_key(|&i| perm.to_key(spo[i as usize]));
-            idx
+            let mut keyed: Vec<[u32; 4]> = spo
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| {
+                    let [a, b, c] = perm.to_key(t);
+                    [a.0, b.0, c.0, i as u32]
+                })
+                .collect();
+            if keyed.len() > 1 << 14 {
+                keyed.par_sort_unstable();
+            } else {
+                keyed.sort_unstable();
+            }
+            keyed.into_iter().map(|k| k[3]).collect::<Vec<u32>>()
         };
+        let pos = permutation(Perm::Pos);
+        let preds = predicates(&spo, &pos);
         Self {
-            pos: permutation(Perm::Pos),
+            pos,
             osp: permutation(Perm::Osp),
             spo,
+            preds,
         }
     }
 
@@ -73,7 +96,13 @@ impl Run {
         };
         let pos = merge_perm(Perm::Pos, &a.pos, &b.pos);
         let osp = merge_perm(Perm::Osp, &a.osp, &b.osp);
-        Run { spo, pos, osp }
+        let preds = predicates(&spo, &pos);
+        Run {
+            spo,
+            pos,
+            osp,
+            preds,
+        }
     }
 
     fn len(&self) -> usize {
@@ -81,6 +110,11 @@ impl Run {
     }
 
     fn cursor(&self, pattern: &Pattern) -> Cursor<'_> {
+        if let Some(p) = pattern[1] {
+            if self.preds.binary_search(&p).is_err() {
+                return Cursor::Keys(&[]);
+            }
+        }
         let (perm, len) = Perm::for_pattern(pattern);
         let prefix = perm.prefix(pattern);
         match perm {
@@ -101,8 +135,21 @@ impl Run {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.spo.capacity() * size_of::<Triple>() + (self.pos.capacity() + self.osp.capacity()) * 4
+        self.spo.capacity() * size_of::<Triple>()
+            + (self.pos.capacity() + self.osp.capacity() + self.preds.capacity()) * 4
     }
+}
+
+/// The distinct predicates of a run, from its POS permutation.
+fn predicates(spo: &[Triple], pos: &[u32]) -> Vec<TermId> {
+    let mut preds: Vec<TermId> = Vec::new();
+    for &i in pos {
+        let p = spo[i as usize][1];
+        if preds.last() != Some(&p) {
+            preds.push(p);
+        }
+    }
+    preds
 }
 
 /// The derived facts of one graph.

@@ -73,9 +73,37 @@ impl Iri<'_> {
         if self.ns == other.ns {
             return self.local.cmp(other.local);
         }
-        let a = self.ns.bytes().chain(self.local.bytes());
-        let b = other.ns.bytes().chain(other.local.bytes());
-        a.cmp(b)
+        // Compare the concatenations segment by segment (memcmp on slices, no per-byte iteration).
+        let (a, b) = (
+            [self.ns.as_bytes(), self.local.as_bytes()],
+            [other.ns.as_bytes(), other.local.as_bytes()],
+        );
+        let (mut ia, mut oa, mut ib, mut ob) = (0, 0, 0, 0);
+        loop {
+            while ia < 2 && oa == a[ia].len() {
+                ia += 1;
+                oa = 0;
+            }
+            while ib < 2 && ob == b[ib].len() {
+                ib += 1;
+                ob = 0;
+            }
+            match (ia < 2, ib < 2) {
+                (false, false) => return Ordering::Equal,
+                (false, true) => return Ordering::Less,
+                (true, false) => return Ordering::Greater,
+                (true, true) => {}
+            }
+            let (sa, sb) = (&a[ia][oa..], &b[ib][ob..]);
+            let n = sa.len().min(sb.len());
+            match sa[..n].cmp(&sb[..n]) {
+                Ordering::Equal => {
+                    oa += n;
+                    ob += n;
+                }
+                other => return other,
+            }
+        }
     }
 }
 
@@ -152,5 +180,32 @@ pub mod well_known {
         F_SPARQL = 15: "https://ns.flur.ee/db#sparql",
         XSD_TIME = 16: "http://www.w3.org/2001/XMLSchema#time",
         XSD_DAY_TIME_DURATION = 17: "http://www.w3.org/2001/XMLSchema#dayTimeDuration",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_iris_compare_like_their_full_text() {
+        let cases = [
+            ("http://a/", "b"),
+            ("http://a/b", ""),
+            ("http://a/", "bc"),
+            ("http://ab/", "c"),
+            ("", "http://a/b"),
+            ("http://a/", ""),
+        ];
+        for (x1, x2) in cases {
+            for (y1, y2) in cases {
+                let (x, y) = (Iri { ns: x1, local: x2 }, Iri { ns: y1, local: y2 });
+                assert_eq!(
+                    x.cmp_text(&y),
+                    format!("{x1}{x2}").cmp(&format!("{y1}{y2}")),
+                    "{x} vs {y}"
+                );
+            }
+        }
     }
 }

@@ -1,0 +1,244 @@
+//! Datalog benchmark: whole `reasonctl materialize` commands (load, fixpoint, write), median wall time of several
+//! runs, with the fixpoint's own time from `--stats`, derived facts per second and peak memory (GNU time):
+//!
+//! - the specification's case: a 100k-edge graph and a one-pattern rule deriving 100k facts;
+//! - LUBM_L and LUBM_LE (SPARQL translations in `benches/lubm-rules/`) over LUBM(1) and LUBM(10), with pyoxigraph's
+//!   naive SPARQL INSERT-until-fixpoint side by side when it is installed (`pip install pyoxigraph`);
+//! - ancestor over a 2,000-node chain (about 2M facts): semi-naive staged vs `--schedule whole-program` (capped at
+//!   `REASONCTL_NAIVE_TIMEOUT` seconds, default 60).
+//!
+//! Run: `cargo bench --bench datalog` (`REASONCTL_DATALOG_RUNS`, default 3). Data is generated into `benches/data/`.
+
+mod lubm_gen;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn data_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn lubm(universities: u64) -> PathBuf {
+    let path = data_dir().join(format!("lubm-{universities}.nt"));
+    if !path.exists() {
+        let tmp = path.with_extension("nt.partial");
+        lubm_gen::generate(
+            universities,
+            42,
+            BufWriter::new(File::create(&tmp).unwrap()),
+        )
+        .unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+    }
+    path
+}
+
+/// A graph of `n` edges between `n` nodes, edge targets from a fixed pseudo-random sequence.
+fn edges(n: u64) -> PathBuf {
+    let path = data_dir().join(format!("edges-{n}.nt"));
+    if !path.exists() {
+        let mut w = BufWriter::new(File::create(&path).unwrap());
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            writeln!(
+                w,
+                "<http://example.org/n{i}> <http://example.org/edge> <http://example.org/n{}> .",
+                x % n
+            )
+            .unwrap();
+        }
+    }
+    path
+}
+
+fn chain(n: u64) -> PathBuf {
+    let path = data_dir().join(format!("chain-{n}.nt"));
+    if !path.exists() {
+        let mut w = BufWriter::new(File::create(&path).unwrap());
+        for i in 0..n {
+            writeln!(
+                w,
+                "<http://example.org/n{i}> <http://example.org/parent> <http://example.org/n{}> .",
+                i + 1
+            )
+            .unwrap();
+        }
+    }
+    path
+}
+
+fn write_rules(name: &str, text: &str) -> PathBuf {
+    let path = data_dir().join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+struct Run {
+    wall: f64,
+    fixpoint_ms: f64,
+    derived: u64,
+    capped: Option<String>,
+    peak_kb: Option<u64>,
+}
+
+fn materialize(data: &Path, rules: &Path, extra: &[&str]) -> Run {
+    let stats = data_dir().join("stats.json");
+    let out = data_dir().join("out.nt");
+    let mut cmd = if Path::new("/usr/bin/time").exists() {
+        let mut c = Command::new("/usr/bin/time");
+        c.args(["-f", "PEAK_KB=%M"])
+            .arg(env!("CARGO_BIN_EXE_reasonctl"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+    };
+    cmd.arg("materialize")
+        .arg(data)
+        .arg("--rules")
+        .arg(rules)
+        .arg("-o")
+        .arg(&out)
+        .arg("--stats")
+        .arg(&stats)
+        .arg("-q")
+        .args(extra);
+    let start = Instant::now();
+    let output = cmd.output().unwrap();
+    let wall = start.elapsed().as_secs_f64();
+    let code = output.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 3,
+        "reasonctl failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let peak_kb = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("PEAK_KB=")
+                .and_then(|v| v.trim().parse().ok())
+        });
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+    Run {
+        wall,
+        fixpoint_ms: json["elapsed_ms"].as_f64().unwrap_or(0.0),
+        derived: json["derived"].as_u64().unwrap_or(0),
+        capped: json["capped_reason"].as_str().map(str::to_owned),
+        peak_kb,
+    }
+}
+
+fn median_run(data: &Path, rules: &Path, extra: &[&str], runs: usize) -> Run {
+    let mut all: Vec<Run> = (0..runs).map(|_| materialize(data, rules, extra)).collect();
+    all.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    all.swap_remove(all.len() / 2)
+}
+
+fn oxigraph(data: &Path, rules: &Path) -> Option<(f64, u64)> {
+    let out = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/datalog_oxigraph.py"))
+        .arg(data)
+        .arg(rules)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some((json["fixpoint_s"].as_f64()?, json["derived"].as_u64()?))
+}
+
+fn row(case: &str, r: &Run, baseline: Option<(f64, u64)>) {
+    let ox = baseline
+        .map(|(s, n)| {
+            let check = if n == r.derived {
+                ""
+            } else {
+                " (derived count differs!)"
+            };
+            format!(
+                "{:>10.3} {:>7.1}x{check}",
+                s,
+                s * 1e3 / r.fixpoint_ms.max(1e-6)
+            )
+        })
+        .unwrap_or_else(|| format!("{:>10} {:>8}", "-", "-"));
+    println!(
+        "{case:<28} {:>9.3} {:>11.1} {:>10} {:>12.0} {:>9} {ox}{}",
+        r.wall,
+        r.fixpoint_ms,
+        r.derived,
+        r.derived as f64 / (r.fixpoint_ms / 1e3).max(1e-9),
+        r.peak_kb
+            .map(|k| format!("{}", k / 1024))
+            .unwrap_or_else(|| "-".into()),
+        r.capped
+            .as_ref()
+            .map(|c| format!("  capped: {c}"))
+            .unwrap_or_default(),
+    );
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("datalog bench: skipped outside `cargo bench`");
+        return;
+    }
+    let runs: usize = std::env::var("REASONCTL_DATALOG_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let naive_timeout =
+        std::env::var("REASONCTL_NAIVE_TIMEOUT").unwrap_or_else(|_| "60".to_owned());
+    let rules_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/lubm-rules");
+    println!(
+        "{:<28} {:>9} {:>11} {:>10} {:>12} {:>9} {:>10} {:>8}",
+        "case", "wall s", "fixpoint ms", "derived", "derived/s", "peak MiB", "oxigraph s", "ratio"
+    );
+    let spec_rules = write_rules(
+        "spec.rq",
+        "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?a ex:linked ?b } WHERE { ?a ex:edge ?b }\n",
+    );
+    row(
+        "spec: 100k edges, 1 rule",
+        &median_run(&edges(100_000), &spec_rules, &[], runs.max(5)),
+        None,
+    );
+    for (set, univs) in [
+        ("LUBM_L", 1),
+        ("LUBM_L", 10),
+        ("LUBM_LE", 1),
+        ("LUBM_LE", 10),
+    ] {
+        let data = lubm(univs);
+        let rules = rules_dir.join(format!("{set}.rq"));
+        let r = median_run(&data, &rules, &[], runs);
+        let baseline = if univs == 1 || set == "LUBM_L" {
+            oxigraph(&data, &rules)
+        } else {
+            None
+        };
+        row(&format!("{set} LUBM({univs})"), &r, baseline);
+    }
+    let anc = write_rules(
+        "ancestor.rq",
+        "PREFIX ex: <http://example.org/>\n#@rule base\nCONSTRUCT { ?x ex:ancestor ?y } WHERE { ?x ex:parent ?y }\n#@rule step\nCONSTRUCT { ?x ex:ancestor ?z } WHERE { ?x ex:ancestor ?y . ?y ex:parent ?z }\n",
+    );
+    let c = chain(2000);
+    row("chain 2000: staged", &median_run(&c, &anc, &[], runs), None);
+    row(
+        "chain 2000: whole-program",
+        &materialize(
+            &c,
+            &anc,
+            &["--schedule", "whole-program", "--timeout", &naive_timeout],
+        ),
+        None,
+    );
+}
