@@ -45,7 +45,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l form
 nquads\t'N-Quads: one quad a line'
 turtle\t'Turtle: one graph'
 ntriples\t'N-Triples: one triple a line, one graph'"
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of them; repeatable. Rules stored in the data as f:rule values are read too' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
 whole-program\t'All rules, whole bodies, every pass'"
@@ -79,7 +79,7 @@ trig\t'TriG (CONSTRUCT, DESCRIBE)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Stop after SECS seconds, reasoning and query together (exit 2; a capped reasoning run exits 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-time -d 'The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of them; repeatable. Rules stored in the data as f:rule values are read too' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
 whole-program\t'All rules, whole bodies, every pass'"

@@ -98,8 +98,9 @@ pub struct MaterializeArgs {
 /// Rules and the limits of a run, shared by the commands that reason.
 #[derive(Debug, clap::Args)]
 pub struct ReasoningArgs {
-    /// A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines) or a folder of
-    /// them; repeatable. Rules stored in the data as f:rule values are read too.
+    /// A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld:
+    /// one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values
+    /// (typed f:sparql or rdf:JSON) are read too.
     #[arg(long, value_name = "PATH")]
     pub rules: Vec<PathBuf>,
 

@@ -1,6 +1,7 @@
 //! This module defines rules: where they come from (files, folders, stored `f:rule` values), how SPARQL
 //! `CONSTRUCT` rules parse into a body and heads, and the validation every command runs on them.
 
+pub mod jsonld;
 pub mod model;
 pub mod source;
 pub mod sparql;
@@ -88,14 +89,172 @@ pub enum RuleError {
         rule: String,
     },
     /// An annotation in a head (reifier minting is not decided yet).
-    #[error("rule {rule}: annotations ({{| … |}} or ~ reifier) are not allowed in a head")]
+    #[error("rule {rule}: {construct} is not allowed in a head: a head cannot mint reifiers")]
     #[diagnostic(
         code(reasonctl::rules::head_annotation),
-        help("derive the plain triple; minting reifiers in heads is not supported")
+        help("derive the plain triple; minting reifiers in heads is not supported yet")
     )]
     HeadAnnotation {
         /// The rule id.
         rule: String,
+        /// The construct (`{| … |}`, `@annotation`, `@edge`, `@reifies`).
+        construct: String,
+    },
+    /// A JSON-LD head node without `@id`.
+    #[error("rule {rule}: a head node has no \"@id\"; it would mint a fresh node for every match")]
+    #[diagnostic(
+        code(reasonctl::rules::head_anonymous),
+        help("give the node an \"@id\": a \"?variable\" bound by the body, or an IRI")
+    )]
+    HeadAnonymous {
+        /// The rule id.
+        rule: String,
+    },
+    /// A head value object whose lexical form is invalid for its datatype.
+    #[error("rule {rule}: \"{value}\" is not a valid {datatype}")]
+    #[diagnostic(
+        code(reasonctl::rules::invalid_literal),
+        help("write a value of that datatype, or change the \"@type\"")
+    )]
+    InvalidLiteral {
+        /// The rule id.
+        rule: String,
+        /// The lexical form.
+        value: String,
+        /// The datatype.
+        datatype: String,
+    },
+    /// The JSON text of a JSON-LD rule does not parse.
+    #[error("rule {rule}: not valid JSON at line {line}, column {column}: {message}")]
+    #[diagnostic(
+        code(reasonctl::rules::json_syntax),
+        help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}")
+    )]
+    JsonSyntax {
+        /// The rule id.
+        rule: String,
+        /// serde_json's message.
+        message: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+    },
+    /// A JSON-LD rule without `where` or `insert`.
+    #[error("rule {rule}: a JSON-LD rule needs \"{key}\"")]
+    #[diagnostic(
+        code(reasonctl::rules::missing_key),
+        help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}")
+    )]
+    MissingKey {
+        /// The rule id.
+        rule: String,
+        /// The missing key.
+        key: &'static str,
+    },
+    /// An `@`-key with no meaning in its position (it would otherwise be ignored silently).
+    #[error("rule {rule}: \"{key}\" has no meaning in {position}")]
+    #[diagnostic(
+        code(reasonctl::rules::unknown_key),
+        help("remove it: a rule fails closed on keys the engine would ignore")
+    )]
+    UnknownKey {
+        /// The rule id.
+        rule: String,
+        /// The key.
+        key: String,
+        /// Where.
+        position: String,
+    },
+    /// A bare key the rule's context does not define.
+    #[error("rule {rule}: \"{key}\" is not defined by the rule's @context")]
+    #[diagnostic(
+        code(reasonctl::rules::undefined_term),
+        help(
+            "define \"{key}\" in @context, or write it as a compact IRI (ex:{key}) or an absolute IRI"
+        )
+    )]
+    UndefinedTerm {
+        /// The rule id.
+        rule: String,
+        /// The key or value.
+        key: String,
+    },
+    /// A compact IRI whose prefix the context does not define.
+    #[error("rule {rule}: {operand} uses a prefix the rule's @context does not define")]
+    #[diagnostic(
+        code(reasonctl::rules::undefined_prefix),
+        help("define the prefix in @context for an IRI, or quote it (\"{operand}\") for a string")
+    )]
+    UndefinedPrefix {
+        /// The rule id.
+        rule: String,
+        /// The operand.
+        operand: String,
+    },
+    /// A bare word in a filter: neither a string nor an IRI.
+    #[error("rule {rule}: the bare word {word} in a filter is neither a string nor an IRI")]
+    #[diagnostic(
+        code(reasonctl::rules::bare_word),
+        help("quote it for a string (\"{word}\"), or prefix it for an IRI (ex:{word})")
+    )]
+    BareWord {
+        /// The rule id.
+        rule: String,
+        /// The word.
+        word: String,
+    },
+    /// A keyword array whose keyword is unknown.
+    #[error("rule {rule}: unknown keyword \"{keyword}\" in \"where\"")]
+    #[diagnostic(
+        code(reasonctl::rules::unknown_keyword),
+        help(
+            "use filter, bind, values, union, optional, minus, exists, not-exists, query or graph"
+        )
+    )]
+    UnknownKeyword {
+        /// The rule id.
+        rule: String,
+        /// The keyword.
+        keyword: String,
+    },
+    /// A filter function the language does not have.
+    #[error("rule {rule}: unknown function {name}")]
+    #[diagnostic(
+        code(reasonctl::rules::unknown_function),
+        help(
+            "use a SPARQL function name in prefix form, e.g. (strStarts ?n \"A\"), or an XSD cast (xsd:integer ?x)"
+        )
+    )]
+    UnknownFunction {
+        /// The rule id.
+        rule: String,
+        /// The name.
+        name: String,
+    },
+    /// The rule's `@context` is malformed.
+    #[error("rule {rule}: {message}")]
+    #[diagnostic(
+        code(reasonctl::rules::bad_context),
+        help("a rule's @context maps prefixes and terms to IRIs")
+    )]
+    BadContext {
+        /// The rule id.
+        rule: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Any other malformed JSON-LD rule shape.
+    #[error("rule {rule}: {message}")]
+    #[diagnostic(
+        code(reasonctl::rules::jsonld_shape),
+        help("see docs/jsonld-rules.md for the JSON-LD rule syntax")
+    )]
+    JsonLdShape {
+        /// The rule id.
+        rule: String,
+        /// What is wrong.
+        message: String,
     },
     /// A named-graph head names a graph the data does not have.
     #[error("rule {rule}: head graph <{graph}> is not a named graph of the loaded data")]
@@ -145,16 +304,6 @@ pub enum RuleError {
         /// The subject.
         subject: String,
     },
-    /// A JSON-LD rule (its parser is not part of this build yet).
-    #[error("rule {rule}: JSON-LD rules are not supported by this build yet")]
-    #[diagnostic(
-        code(reasonctl::rules::jsonld_unsupported),
-        help("write the rule as SPARQL CONSTRUCT {{ … }} WHERE {{ … }}")
-    )]
-    JsonLdUnsupported {
-        /// The rule id.
-        rule: String,
-    },
     /// A construct the executor does not run.
     #[error("rule {rule}: {source}")]
     #[diagnostic(code(reasonctl::rules::unsupported), help("see the message"))]
@@ -197,7 +346,10 @@ pub fn compile_all(
                 Ok(r) => rules.push(r),
                 Err(e) => errors.extend(e),
             },
-            Language::JsonLd => errors.push(RuleError::JsonLdUnsupported { rule: t.id.clone() }),
+            Language::JsonLd => match jsonld::compile(&t.id, t.origin.clone(), &t.text, dict) {
+                Ok(r) => rules.push(r),
+                Err(e) => errors.extend(e),
+            },
         }
     }
     (rules, errors)

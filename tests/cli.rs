@@ -356,3 +356,65 @@ fn rules_output_is_identical_whatever_the_thread_count() {
     };
     assert_eq!(run("1"), run("2"));
 }
+
+/// The fail-open bug this design comes from: `(= ?p ex:knows)` compared the IRI with the string "ex:knows".
+#[test]
+fn jsonld_filter_iri_operands_compare_by_term_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.ttl");
+    fs::write(
+        &data,
+        "PREFIX ex: <http://example.org/>\nex:a ex:knows ex:b ; ex:ssn \"123\" ; ex:name \"A\" .\n",
+    )
+    .unwrap();
+    let rules = dir.path().join("rules.json");
+    fs::write(
+        &rules,
+        r#"[{"@context": {"ex": "http://example.org/"}, "@id": "eq",
+             "where": [{"@id": "?s", "?p": "?o"}, ["filter", "(= ?p ex:knows)"]],
+             "insert": {"@id": "?s", "ex:matchedEq": {"@id": "?p"}}},
+            {"@context": {"ex": "http://example.org/"}, "@id": "ne",
+             "where": [{"@id": "?s", "?p": "?o"}, ["filter", "(!= ?p ex:ssn)"]],
+             "insert": {"@id": "?s", "ex:matchedNe": {"@id": "?p"}}}]"#,
+    )
+    .unwrap();
+    let out = reasonctl()
+        .arg("materialize")
+        .arg(&data)
+        .arg("--rules")
+        .arg(&rules)
+        .args(["--format", "ntriples"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    // = matches exactly the IRI ex:knows.
+    assert!(
+        out.contains(
+            "<http://example.org/a> <http://example.org/matchedEq> <http://example.org/knows> .\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.contains("> <http://example.org/matchedEq> <"))
+            .count(),
+        1,
+        "{out}"
+    );
+    // != keeps every predicate but ex:ssn.
+    assert!(
+        out.contains("<http://example.org/matchedNe> <http://example.org/knows>"),
+        "{out}"
+    );
+    assert!(
+        out.contains("<http://example.org/matchedNe> <http://example.org/name>"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("<http://example.org/matchedNe> <http://example.org/ssn>"),
+        "{out}"
+    );
+}

@@ -482,33 +482,10 @@ impl<'d> Lowerer<'d> {
         })
     }
 
-    /// `s path o`: sequences become joins over hidden variables, alternatives unions, single links triple
-    /// patterns; closures and negated sets stay paths.
+    /// `s path o`, through [`Op::path`].
     fn path(&mut self, s: PatternTerm, path: &PropertyPathExpression, o: PatternTerm) -> Op {
-        match path {
-            PropertyPathExpression::NamedNode(p) => Op::Pattern(TriplePattern {
-                terms: [s, PatternTerm::Const(self.named_node(p)), o],
-                graph: self.graph,
-            }),
-            PropertyPathExpression::Reverse(inner) => self.path(o, inner, s),
-            PropertyPathExpression::Sequence(a, b) => {
-                let mid = PatternTerm::Var(self.vars.hidden("p"));
-                let left = self.path(s, a, mid.clone());
-                let right = self.path(mid, b, o);
-                Op::join(left, right)
-            }
-            PropertyPathExpression::Alternative(a, b) => {
-                let left = self.path(s.clone(), a, o.clone());
-                let right = self.path(s, b, o);
-                Op::union(left, right)
-            }
-            other => Op::Path {
-                subject: s,
-                path: self.path_expr(other),
-                object: o,
-                graph: self.graph,
-            },
-        }
+        let p = self.path_expr(path);
+        Op::path(s, p, o, self.graph, &mut self.vars)
     }
 
     fn path_expr(&mut self, path: &PropertyPathExpression) -> PathExpr {

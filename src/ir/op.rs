@@ -413,6 +413,41 @@ impl Op {
         }
     }
 
+    /// `subject path object`: a single link is a triple pattern, a sequence a join over a hidden variable, an
+    /// alternative a union, an inverse swaps the ends; closures and negated sets stay [`Op::Path`].
+    pub fn path(
+        subject: PatternTerm,
+        path: PathExpr,
+        object: PatternTerm,
+        graph: GraphTerm,
+        vars: &mut VarTable,
+    ) -> Op {
+        match path {
+            PathExpr::Link(p) => Op::Pattern(TriplePattern {
+                terms: [subject, PatternTerm::Const(p), object],
+                graph,
+            }),
+            PathExpr::Reverse(inner) => Op::path(object, *inner, subject, graph, vars),
+            PathExpr::Sequence(a, b) => {
+                let mid = PatternTerm::Var(vars.hidden("p"));
+                let left = Op::path(subject, *a, mid.clone(), graph, vars);
+                let right = Op::path(mid, *b, object, graph, vars);
+                Op::join(left, right)
+            }
+            PathExpr::Alternative(a, b) => {
+                let left = Op::path(subject.clone(), *a, object.clone(), graph, vars);
+                let right = Op::path(subject, *b, object, graph, vars);
+                Op::union(left, right)
+            }
+            other => Op::Path {
+                subject,
+                path: other,
+                object,
+                graph,
+            },
+        }
+    }
+
     /// The variables the operator may bind in its output ("in scope"), graph variables of patterns included.
     pub fn vars(&self) -> VarSet {
         let mut out = VarSet::new();

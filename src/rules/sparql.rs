@@ -132,7 +132,7 @@ pub fn compile(
     dict: &mut Dictionary,
 ) -> Result<Rule, Vec<RuleError>> {
     let parsed = parse(id, text).map_err(|e| vec![e])?;
-    let mut errors = validate::body(id, &parsed.body);
+    let mut errors = Vec::new();
     let triples: Vec<TemplateTriple<'_>> = parsed
         .template
         .iter()
@@ -159,6 +159,10 @@ pub fn compile(
         // top-level operands, which semi-naive seeding needs.
         Ok((crate::ir::Op::Project { input, .. }, vars, scope)) => (*input, vars, scope),
         Ok(l) => l,
+        Err(lower::LowerError::Service) => {
+            errors.push(validate::service(id));
+            return Err(errors);
+        }
         Err(source) => {
             errors.push(RuleError::Lower {
                 rule: id.to_owned(),
@@ -167,6 +171,7 @@ pub fn compile(
             return Err(errors);
         }
     };
+    errors.splice(0..0, validate::body(id, &body));
     if !errors.is_empty() {
         return Err(errors);
     }

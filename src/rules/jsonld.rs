@@ -1,0 +1,159 @@
+//! This module defines JSON-LD rules: `{"@context", "@id"?, "where", "insert"}`, the `where` clause lowered by
+//! [`pattern`] to the same query algebra SPARQL bodies use, the `insert` heads built by [`head`].
+
+pub mod context;
+pub mod head;
+pub mod pattern;
+pub mod sexpr;
+
+use serde_json::Value;
+
+use crate::store::Dictionary;
+
+use super::model::{Language, Origin, Rule};
+use super::{RuleError, validate};
+use context::{Context, ExpandError};
+use head::{HeadBuilder, HeadError};
+use pattern::{Lowerer, WhereError};
+
+/// Parses, validates and lowers a JSON-LD rule; every problem found is returned.
+pub fn compile(
+    id: &str,
+    origin: Origin,
+    text: &str,
+    dict: &mut Dictionary,
+) -> Result<Rule, Vec<RuleError>> {
+    let rule = id.to_owned();
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        vec![RuleError::JsonSyntax {
+            rule: rule.clone(),
+            message: e
+                .to_string()
+                .split(" at line")
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            line: e.line(),
+            column: e.column(),
+        }]
+    })?;
+    let Value::Object(map) = &value else {
+        return Err(vec![RuleError::JsonLdShape {
+            rule,
+            message: format!("a JSON-LD rule is an object, found {value}"),
+        }]);
+    };
+    let mut errors = Vec::new();
+    for key in map.keys() {
+        if key.starts_with('@') && !matches!(key.as_str(), "@context" | "@id" | "@type") {
+            errors.push(RuleError::UnknownKey {
+                rule: rule.clone(),
+                key: key.clone(),
+                position: "a rule object".to_owned(),
+            });
+        }
+    }
+    let cx = match Context::parse(map.get("@context").or_else(|| map.get("context"))) {
+        Ok(cx) => cx,
+        Err(e) => {
+            errors.push(expand_error(&rule, e));
+            return Err(errors);
+        }
+    };
+    let (Some(where_value), Some(insert)) = (map.get("where"), map.get("insert")) else {
+        for key in ["where", "insert"] {
+            if !map.contains_key(key) {
+                errors.push(RuleError::MissingKey {
+                    rule: rule.clone(),
+                    key,
+                });
+            }
+        }
+        return Err(errors);
+    };
+    let mut lowerer = Lowerer::new(&cx, dict);
+    let body = match lowerer.where_clause(where_value) {
+        Ok(op) => op,
+        Err(e) => {
+            errors.push(where_error(&rule, e));
+            return Err(errors);
+        }
+    };
+    errors.extend(validate::body(&rule, &body));
+    let scope = lowerer.root_scope().clone();
+    let vars = lowerer.vars;
+    let bound = body.term_vars();
+    let mut builder = HeadBuilder {
+        cx: &cx,
+        dict,
+        scope: &scope,
+        bound: &bound,
+        heads: Vec::new(),
+        errors: Vec::new(),
+    };
+    builder.insert(insert);
+    let heads = builder.heads;
+    errors.extend(builder.errors.into_iter().map(|e| head_error(&rule, e)));
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Rule {
+        id: rule,
+        origin,
+        language: Language::JsonLd,
+        text: text.to_owned(),
+        body,
+        vars,
+        heads,
+    })
+}
+
+fn expand_error(rule: &str, e: ExpandError) -> RuleError {
+    let rule = rule.to_owned();
+    match e {
+        ExpandError::UndefinedPrefix(operand) => RuleError::UndefinedPrefix { rule, operand },
+        ExpandError::UndefinedTerm(key) => RuleError::UndefinedTerm { rule, key },
+        ExpandError::BadContext(message) => RuleError::BadContext { rule, message },
+    }
+}
+
+fn where_error(rule: &str, e: WhereError) -> RuleError {
+    let r = rule.to_owned();
+    match e {
+        WhereError::Expand(e) => expand_error(rule, e),
+        WhereError::FilterPrefix(operand) => RuleError::UndefinedPrefix { rule: r, operand },
+        WhereError::BareWord(word) => RuleError::BareWord { rule: r, word },
+        WhereError::UnknownKey { key, position } => RuleError::UnknownKey {
+            rule: r,
+            key,
+            position: position.to_owned(),
+        },
+        WhereError::UnknownKeyword(keyword) => RuleError::UnknownKeyword { rule: r, keyword },
+        WhereError::UnknownFunction(name) => RuleError::UnknownFunction { rule: r, name },
+        WhereError::Shape(message) => RuleError::JsonLdShape { rule: r, message },
+    }
+}
+
+fn head_error(rule: &str, e: HeadError) -> RuleError {
+    let r = rule.to_owned();
+    match e {
+        HeadError::Anonymous => RuleError::HeadAnonymous { rule: r },
+        HeadError::Construct(c) => RuleError::HeadAnnotation {
+            rule: r,
+            construct: format!("\"{c}\""),
+        },
+        HeadError::UnknownKey(key) => RuleError::UnknownKey {
+            rule: r,
+            key,
+            position: "a head node".to_owned(),
+        },
+        HeadError::Unbound(var) => RuleError::UnboundHeadVar { rule: r, var },
+        HeadError::InvalidLiteral { value, datatype } => RuleError::InvalidLiteral {
+            rule: r,
+            value,
+            datatype,
+        },
+        HeadError::Expand(e) => expand_error(rule, e),
+        HeadError::Shape(message) => RuleError::JsonLdShape { rule: r, message },
+    }
+}

@@ -1,0 +1,337 @@
+//! This module defines the `insert` heads of JSON-LD rules: node maps with an `@id`, their keys and values, and
+//! named-graph heads (`"@graph": "<iri>"` on a node, or `{"@id": g, "@graph": [nodes]}`).
+
+use hashbrown::HashMap;
+use serde_json::{Map, Value};
+
+use crate::exec::datetime::DateTime;
+use crate::exec::value::{parse_boolean, parse_decimal, parse_double, parse_integer};
+use crate::ir::lower::TemplateTerm;
+use crate::ir::{VarId, VarSet};
+use crate::rules::Head;
+use crate::store::{Dictionary, LiteralKind, TermId, well_known as wk};
+
+use super::context::{Context, ExpandError, Expanded};
+
+/// Why an `insert` does not make heads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadError {
+    /// A head node without `@id` (it would mint a fresh node per derivation).
+    Anonymous,
+    /// `@annotation`, `@edge` or `@reifies` in a head.
+    Construct(String),
+    /// An `@`-key with no meaning in a head.
+    UnknownKey(String),
+    /// A head variable the body does not bind.
+    Unbound(String),
+    /// A value object whose lexical form is not valid for its datatype.
+    InvalidLiteral {
+        /// The lexical form.
+        value: String,
+        /// The datatype IRI.
+        datatype: String,
+    },
+    /// A string that does not expand.
+    Expand(ExpandError),
+    /// Anything else malformed.
+    Shape(String),
+}
+
+impl From<ExpandError> for HeadError {
+    fn from(e: ExpandError) -> Self {
+        HeadError::Expand(e)
+    }
+}
+
+/// Builds heads from an `insert` value; every problem found is returned.
+pub struct HeadBuilder<'a> {
+    /// The rule's context.
+    pub cx: &'a Context,
+    /// The dictionary constants are interned into.
+    pub dict: &'a mut Dictionary,
+    /// The body's variables by name.
+    pub scope: &'a HashMap<String, VarId>,
+    /// The variables the body binds.
+    pub bound: &'a VarSet,
+    /// The heads built.
+    pub heads: Vec<Head>,
+    /// The problems found.
+    pub errors: Vec<HeadError>,
+}
+
+impl HeadBuilder<'_> {
+    /// Adds the heads of an `insert` value.
+    pub fn insert(&mut self, v: &Value) {
+        match v {
+            Value::Array(items) => items.iter().for_each(|i| self.top(i)),
+            other => self.top(other),
+        }
+    }
+
+    fn top(&mut self, v: &Value) {
+        match v {
+            Value::Object(m) => {
+                // A named-graph object: {"@id": g, "@graph": [nodes]}.
+                if let (Some(Value::String(g)), Some(Value::Array(nodes))) =
+                    (m.get("@id"), m.get("@graph"))
+                {
+                    if m.len() > 2 {
+                        self.errors.push(HeadError::Shape(
+                            "a named-graph object holds only \"@id\" and \"@graph\"".to_owned(),
+                        ));
+                    }
+                    match self.cx.expand_iri(g) {
+                        Ok(iri) => {
+                            let gid = self.dict.intern_iri(&iri);
+                            for n in nodes {
+                                match n {
+                                    Value::Object(nm) => {
+                                        let _ = self.node(nm, Some(gid));
+                                    }
+                                    other => self.errors.push(HeadError::Shape(format!(
+                                        "a graph's node is an object, found {other}"
+                                    ))),
+                                }
+                            }
+                        }
+                        Err(e) => self.errors.push(e.into()),
+                    }
+                    return;
+                }
+                let _ = self.node(m, None);
+            }
+            other => self.errors.push(HeadError::Shape(format!(
+                "\"insert\" holds node maps, found {other}"
+            ))),
+        }
+    }
+
+    fn var(&mut self, name: &str) -> Option<TemplateTerm> {
+        match self.scope.get(name) {
+            Some(v) if self.bound.contains(*v) => Some(TemplateTerm::Var(*v)),
+            _ => {
+                let e = HeadError::Unbound(name.to_owned());
+                if !self.errors.contains(&e) {
+                    self.errors.push(e);
+                }
+                None
+            }
+        }
+    }
+
+    fn iri_or_var(&mut self, s: &str) -> Option<TemplateTerm> {
+        match self.cx.expand(s) {
+            Ok(Expanded::Var(v)) => self.var(&v),
+            Ok(Expanded::Iri(i)) => Some(TemplateTerm::Const(self.dict.intern_iri(&i))),
+            Ok(Expanded::Type) => Some(TemplateTerm::Const(wk::RDF_TYPE)),
+            Err(e) => {
+                self.errors.push(e.into());
+                None
+            }
+        }
+    }
+
+    /// A head node; returns its subject term.
+    fn node(&mut self, m: &Map<String, Value>, graph: Option<TermId>) -> Option<TemplateTerm> {
+        let subject = match m.get("@id") {
+            Some(Value::String(s)) => self.iri_or_var(s),
+            Some(other) => {
+                self.errors.push(HeadError::Shape(format!(
+                    "\"@id\" is a string, found {other}"
+                )));
+                None
+            }
+            None => {
+                self.errors.push(HeadError::Anonymous);
+                None
+            }
+        };
+        let graph = match m.get("@graph") {
+            Some(Value::String(g)) => match self.cx.expand_iri(g) {
+                Ok(i) => Some(self.dict.intern_iri(&i)),
+                Err(e) => {
+                    self.errors.push(e.into());
+                    graph
+                }
+            },
+            Some(other) => {
+                self.errors.push(HeadError::Shape(format!(
+                    "\"@graph\" on a head node names one graph, found {other}"
+                )));
+                graph
+            }
+            None => graph,
+        };
+        for (key, value) in m {
+            let predicate = match key.as_str() {
+                "@id" | "@graph" => continue,
+                "@annotation" | "@edge" | "@reifies" => {
+                    self.errors.push(HeadError::Construct(key.clone()));
+                    continue;
+                }
+                k if self.cx.is_type_key(k) => Some(TemplateTerm::Const(wk::RDF_TYPE)),
+                k if k.starts_with('@') => {
+                    self.errors.push(HeadError::UnknownKey(k.to_owned()));
+                    continue;
+                }
+                k => self.iri_or_var(k),
+            };
+            let is_type = matches!(predicate, Some(TemplateTerm::Const(wk::RDF_TYPE)));
+            let def = self.cx.term(key).cloned();
+            let values: Vec<&Value> = match value {
+                Value::Array(a) => a.iter().collect(),
+                v => vec![v],
+            };
+            for v in values {
+                let object = self.object(v, is_type, def.as_ref(), graph);
+                if let (Some(s), Some(p), Some(o)) = (subject.clone(), predicate.clone(), object) {
+                    self.heads.push(Head {
+                        terms: [s, p, o],
+                        graph,
+                    });
+                }
+            }
+        }
+        subject
+    }
+
+    fn object(
+        &mut self,
+        v: &Value,
+        is_type: bool,
+        def: Option<&super::context::TermDef>,
+        graph: Option<TermId>,
+    ) -> Option<TemplateTerm> {
+        match v {
+            Value::String(s) if s.starts_with('?') => self.var(&s[1..]),
+            Value::String(s) if is_type || def.is_some_and(|d| d.coerce_id) => self.iri_or_var(s),
+            Value::String(s) if def.is_some_and(|d| d.datatype.is_some()) => {
+                let dt = def.and_then(|d| d.datatype.clone()).expect("checked");
+                self.typed(s, &dt)
+            }
+            Value::String(s) => Some(TemplateTerm::Const(
+                self.dict.intern_literal(s, LiteralKind::Simple),
+            )),
+            Value::Bool(b) => self.typed(
+                if *b { "true" } else { "false" },
+                "http://www.w3.org/2001/XMLSchema#boolean",
+            ),
+            Value::Number(n) if n.is_i64() || n.is_u64() => {
+                self.typed(&n.to_string(), "http://www.w3.org/2001/XMLSchema#integer")
+            }
+            Value::Number(n) => {
+                self.typed(&n.to_string(), "http://www.w3.org/2001/XMLSchema#double")
+            }
+            Value::Object(m) if m.contains_key("@value") => {
+                for k in m.keys() {
+                    match k.as_str() {
+                        "@value" | "@type" | "@language" => {}
+                        "@annotation" => {
+                            self.errors.push(HeadError::Construct(k.clone()));
+                            return None;
+                        }
+                        other => {
+                            self.errors.push(HeadError::UnknownKey(other.to_owned()));
+                            return None;
+                        }
+                    }
+                }
+                let lexical = match &m["@value"] {
+                    Value::String(s) if s.starts_with('?') => {
+                        self.errors.push(HeadError::Shape(format!(
+                            "a head value object needs a literal \"@value\"; to write ?{} with a datatype, BIND(STRDT(STR(?x), dt) AS ?y) in the body",
+                            &s[1..]
+                        )));
+                        return None;
+                    }
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Bool(b) => b.to_string(),
+                    other => {
+                        self.errors.push(HeadError::Shape(format!(
+                            "\"@value\" is a scalar, found {other}"
+                        )));
+                        return None;
+                    }
+                };
+                match (m.get("@type"), m.get("@language")) {
+                    (Some(Value::String(t)), _) => match self.cx.expand_iri(t) {
+                        Ok(dt) => self.typed(&lexical, &dt),
+                        Err(e) => {
+                            self.errors.push(e.into());
+                            None
+                        }
+                    },
+                    (None, Some(Value::String(l))) => {
+                        match oxilangtag::LanguageTag::parse(l.to_ascii_lowercase()) {
+                            Ok(tag) => Some(TemplateTerm::Const(self.dict.intern_literal(
+                                &lexical,
+                                LiteralKind::Lang {
+                                    tag: tag.as_str(),
+                                    direction: None,
+                                },
+                            ))),
+                            Err(_) => {
+                                self.errors.push(HeadError::InvalidLiteral {
+                                    value: l.clone(),
+                                    datatype: "a language tag".to_owned(),
+                                });
+                                None
+                            }
+                        }
+                    }
+                    _ => Some(TemplateTerm::Const(
+                        self.dict.intern_literal(&lexical, LiteralKind::Simple),
+                    )),
+                }
+            }
+            Value::Object(m) => {
+                // A reference; more keys derive the referenced node's own triples.
+                if m.keys().any(|k| k != "@id") {
+                    self.node(m, graph)
+                } else {
+                    match m.get("@id") {
+                        Some(Value::String(s)) => self.iri_or_var(s),
+                        _ => {
+                            self.errors.push(HeadError::Anonymous);
+                            None
+                        }
+                    }
+                }
+            }
+            other => {
+                self.errors
+                    .push(HeadError::Shape(format!("{other} is not a head value")));
+                None
+            }
+        }
+    }
+
+    /// A typed literal, its lexical form checked for the XSD types the engine knows.
+    fn typed(&mut self, lexical: &str, datatype: &str) -> Option<TemplateTerm> {
+        let local = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#");
+        let valid = match local {
+            Some(
+                "integer" | "int" | "long" | "short" | "byte" | "nonNegativeInteger"
+                | "positiveInteger",
+            ) => parse_integer(lexical).is_some(),
+            Some("decimal") => parse_decimal(lexical).is_some(),
+            Some("double" | "float") => parse_double(lexical).is_some(),
+            Some("boolean") => parse_boolean(lexical).is_some(),
+            Some("dateTime") => DateTime::parse(lexical, wk::XSD_DATE_TIME).is_some(),
+            Some("date") => DateTime::parse(lexical, wk::XSD_DATE).is_some(),
+            _ => true,
+        };
+        if !valid {
+            self.errors.push(HeadError::InvalidLiteral {
+                value: lexical.to_owned(),
+                datatype: datatype.to_owned(),
+            });
+            return None;
+        }
+        let dt = self.dict.intern_iri(datatype);
+        Some(TemplateTerm::Const(
+            self.dict.intern_literal(lexical, LiteralKind::Typed(dt)),
+        ))
+    }
+}
