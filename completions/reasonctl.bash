@@ -16,6 +16,9 @@ _reasonctl() {
             ",$1")
                 cmd="reasonctl"
                 ;;
+            reasonctl,deps)
+                cmd="reasonctl__subcmd__deps"
+                ;;
             reasonctl,generate)
                 cmd="reasonctl__subcmd__generate"
                 ;;
@@ -27,6 +30,9 @@ _reasonctl() {
                 ;;
             reasonctl,query)
                 cmd="reasonctl__subcmd__query"
+                ;;
+            reasonctl__subcmd__help,deps)
+                cmd="reasonctl__subcmd__help__subcmd__deps"
                 ;;
             reasonctl__subcmd__help,generate)
                 cmd="reasonctl__subcmd__help__subcmd__generate"
@@ -47,12 +53,58 @@ _reasonctl() {
 
     case "${cmd}" in
         reasonctl)
-            opts="-q -h -V --threads --quiet --help --version materialize query generate help"
+            opts="-q -h -V --threads --quiet --help --version materialize query deps generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reasonctl__subcmd__deps)
+            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --output --threads --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-format)
+                    COMPREPLY=($(compgen -W "turtle trig ntriples nquads rdfxml jsonld" -- "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json dot" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -87,8 +139,22 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__help)
-            opts="materialize query generate help"
+            opts="materialize query deps generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reasonctl__subcmd__help__subcmd__deps)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -196,7 +262,7 @@ _reasonctl() {
                     return 0
                     ;;
                 --schedule)
-                    COMPREPLY=($(compgen -W "staged whole-program" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "staged whole-program naive-stages" -- "${cur}"))
                     return 0
                     ;;
                 --max-facts)
@@ -282,7 +348,7 @@ _reasonctl() {
                     return 0
                     ;;
                 --schedule)
-                    COMPREPLY=($(compgen -W "staged whole-program" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "staged whole-program naive-stages" -- "${cur}"))
                     return 0
                     ;;
                 --max-facts)

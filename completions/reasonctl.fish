@@ -30,6 +30,7 @@ complete -c reasonctl -n "__fish_reasonctl_needs_command" -s h -l help -d 'Print
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
@@ -48,7 +49,8 @@ ntriples\t'N-Triples: one triple a line, one graph'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
-whole-program\t'All rules, whole bodies, every pass'"
+whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
+naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
@@ -82,7 +84,8 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
-whole-program\t'All rules, whole bodies, every pass'"
+whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
+naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
@@ -92,12 +95,30 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-pl
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l rules -d 'A rules file (.rq / .sparql, .json / .jsonld) or a folder of them; repeatable' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
+trig\t'TriG (`.trig`), RDF 1.2'
+ntriples\t'N-Triples (`.nt`), RDF 1.2'
+nquads\t'N-Quads (`.nq`), RDF 1.2'
+rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
+jsonld\t'JSON-LD (`.jsonld`)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l base -d 'The base IRI relative IRIs of the data resolve against (default: each file\'s own file:// IRI)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l format -d 'text: stages, groups and edges for a terminal; json: for scripts (see docs/deps.md); dot: Graphviz' -r -f -a "text\t'Stages, groups and edges, aligned for a terminal'
+json\t'One JSON object (schema in docs/deps.md)'
+dot\t'A Graphviz digraph: clusters per stage and recursive group'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s o -l output -d 'Write to FILE (atomically) instead of stdout' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l out-dir -d 'Where to write it' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

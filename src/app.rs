@@ -6,9 +6,10 @@ use std::io::Write;
 use miette::{Diagnostic, Report};
 use thiserror::Error;
 
-use crate::datalog::{self, Budget, Program, Report as RunReport, Schedule};
+use crate::datalog::{self, Budget, Program, Report as RunReport, RunError, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::ir::display::Namer;
+use crate::output::deps::{DepsFormat, Prefixes};
 use crate::output::progress::Progress;
 use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
@@ -35,6 +36,23 @@ pub enum CommandSettings {
     Materialize(MaterializeSettings),
     /// `reasonctl query`.
     Query(QuerySettings),
+    /// `reasonctl deps`.
+    Deps(DepsSettings),
+}
+
+/// Settings of `reasonctl deps`.
+#[derive(Clone, Debug)]
+pub struct DepsSettings {
+    /// Where rules come from.
+    pub rules: RuleSources,
+    /// Data carrying stored rules (may be none).
+    pub sources: Vec<DataSource>,
+    /// How it is read.
+    pub load: LoadOptions,
+    /// Text, JSON or dot.
+    pub format: DepsFormat,
+    /// A file to write to instead of stdout.
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// The text of a query and where it came from.
@@ -229,6 +247,7 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
     match settings.command {
         CommandSettings::Materialize(m) => materialize(&m, &progress),
         CommandSettings::Query(q) => run_query(&q, &progress),
+        CommandSettings::Deps(d) => deps(&d, &progress),
     }
 }
 
@@ -247,6 +266,7 @@ fn reason(
     errors.extend(compile_errors);
     errors.extend(datalog::graphs::check(&compiled, store));
     let program = Program::new(compiled);
+    errors.extend(program.stratification_errors(&store.dict));
     let clock = program.clock_readers();
     if settings.now.is_none() && !clock.is_empty() {
         errors.push(RuleError::ClockWithoutTime {
@@ -254,21 +274,7 @@ fn reason(
         });
     }
     if !errors.is_empty() {
-        let exit_code = if errors.iter().any(RuleError::is_input) {
-            2
-        } else {
-            1
-        };
-        let report = if errors.len() == 1 {
-            Report::new(errors.pop().expect("one error"))
-        } else {
-            Report::new(RuleProblems { errors })
-        };
-        return Err(Failure {
-            report,
-            exit_code,
-            broken_pipe: false,
-        });
+        return Err(rule_failure(errors));
     }
     let options = datalog::Options {
         schedule: settings.schedule,
@@ -276,20 +282,120 @@ fn reason(
         now: settings.now.unwrap_or_else(DateTime::now),
         parallel: true,
     };
-    let (overlay, report) = datalog::run(&program, store, &options, progress);
+    let (overlay, report) = match datalog::materialize(&program, store, &options, progress) {
+        Ok(done) => done,
+        Err(e @ RunError::WholeProgramNonMonotone { .. }) => {
+            return Err(Failure {
+                report: Report::new(e),
+                exit_code: 1,
+                broken_pipe: false,
+            });
+        }
+        Err(RunError::ResourceLimit {
+            reason,
+            rules,
+            report,
+        }) => {
+            write_stats(settings, &report)?;
+            return Err(Failure {
+                report: Report::new(RunError::ResourceLimit {
+                    reason,
+                    rules,
+                    report,
+                }),
+                exit_code: 3,
+                broken_pipe: false,
+            });
+        }
+    };
     for w in &report.warnings {
         eprintln!("{:?}", Report::new(RuleWarning(w.clone())));
     }
-    if let Some(path) = &settings.stats {
-        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
-        files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
-            Failure::from(output::OutputError::Write {
-                path: path.clone(),
-                reason: e.to_string(),
-            })
-        })?;
-    }
+    write_stats(settings, &report)?;
     Ok((overlay, Some(report)))
+}
+
+/// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,
+/// several under one heading.
+fn rule_failure(mut errors: Vec<RuleError>) -> Failure {
+    let exit_code = if errors.iter().any(RuleError::is_input) {
+        2
+    } else {
+        1
+    };
+    let report = if errors.len() == 1 {
+        Report::new(errors.pop().expect("one error"))
+    } else {
+        Report::new(RuleProblems { errors })
+    };
+    Failure {
+        report,
+        exit_code,
+        broken_pipe: false,
+    }
+}
+
+/// `reasonctl deps`: the program's stages, groups and edges; an unstratified program is shown, then fails with
+/// its cycles (exit 1).
+fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure> {
+    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let (texts, mut errors) = rules::collect(&settings.rules, &store);
+    let (compiled, compile_errors) = rules::compile_all(&texts, &mut store.dict);
+    errors.extend(compile_errors);
+    if !errors.is_empty() {
+        return Err(rule_failure(errors));
+    }
+    let program = Program::new(compiled);
+    let prefixes = Prefixes::new(
+        store
+            .prefixes
+            .iter()
+            .cloned()
+            .chain(rules::declared_prefixes(&texts)),
+    );
+    let text = output::deps::render(&program, &store.dict, &prefixes, settings.format);
+    write_text(settings.output.as_deref(), &text)?;
+    let unstratified = program.stratification_errors(&store.dict);
+    if unstratified.is_empty() {
+        Ok(Outcome::Done)
+    } else {
+        Err(rule_failure(unstratified))
+    }
+}
+
+/// Writes text to a file (atomically) or to stdout.
+fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
+    match path {
+        Some(path) => {
+            files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+                Failure::from(output::OutputError::Write {
+                    path: path.to_owned(),
+                    reason: e.to_string(),
+                })
+            })
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            lock.write_all(text.as_bytes())
+                .and_then(|()| lock.flush())
+                .map_err(|e| Failure::from(output::OutputError::Stdout(e)))
+        }
+    }
+}
+
+/// Writes `--stats FILE`, if asked.
+fn write_stats(settings: &ReasoningSettings, report: &RunReport) -> Result<(), Failure> {
+    let Some(path) = &settings.stats else {
+        return Ok(());
+    };
+    let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+    files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+        Failure::from(output::OutputError::Write {
+            path: path.clone(),
+            reason: e.to_string(),
+        })
+    })
 }
 
 /// Prints a cap on stderr; whether the run was capped.

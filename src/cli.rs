@@ -35,6 +35,9 @@ pub enum Command {
     Materialize(MaterializeArgs),
     /// Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data.
     Query(QueryArgs),
+    /// Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated
+    /// reads; a program that cannot be stratified exits 1 with its cycle.
+    Deps(DepsArgs),
     /// Write the man pages or shell completions (for packagers).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -135,8 +138,10 @@ pub struct ReasoningArgs {
 pub enum ScheduleArg {
     /// Stages producers first, recursive groups semi-naive.
     Staged,
-    /// All rules, whole bodies, every pass.
+    /// All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation).
     WholeProgram,
+    /// Stage by stage, whole bodies every pass (the naive reference for negation and aggregation).
+    NaiveStages,
 }
 
 /// `reasonctl query`.
@@ -180,6 +185,38 @@ pub struct QueryArgs {
 
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
+}
+
+/// `reasonctl deps`.
+#[derive(Debug, clap::Args)]
+pub struct DepsArgs {
+    /// Data files carrying stored f:rule values (optional). `-` reads stdin.
+    #[arg(value_name = "DATA")]
+    pub data: Vec<String>,
+
+    /// A rules file (.rq / .sparql, .json / .jsonld) or a folder of them; repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub rules: Vec<PathBuf>,
+
+    /// Take stored f:rule values from this named graph only.
+    #[arg(long, value_name = "IRI")]
+    pub rules_graph: Option<String>,
+
+    /// The syntax of every data file, instead of guessing it from the extension (stdin: default nquads).
+    #[arg(long, value_name = "FORMAT")]
+    pub data_format: Option<DataFormat>,
+
+    /// The base IRI relative IRIs of the data resolve against (default: each file's own file:// IRI).
+    #[arg(long, value_name = "IRI")]
+    pub base: Option<String>,
+
+    /// text: stages, groups and edges for a terminal; json: for scripts (see docs/deps.md); dot: Graphviz.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::output::deps::DepsFormat,
+
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `reasonctl generate`.

@@ -10,12 +10,93 @@ pub mod graphs;
 
 use std::time::Duration;
 
+use miette::Diagnostic;
 use serde_json::json;
+use thiserror::Error;
 
-use crate::rules::Rule;
+use crate::rules::{Rule, RuleError};
+use crate::store::{Overlay, Store, TermId, TermSource};
 
 pub use budget::{Budget, CapReason};
 pub use fixpoint::{FixpointProgress, NoProgress, Options, Schedule, run};
+
+use dependency::{EdgeKind, Via};
+use footprint::{Key, Scope};
+
+/// A program that cannot be run as asked, or a run that cannot give a sound answer.
+#[derive(Debug, Error, Diagnostic)]
+pub enum RunError {
+    /// `--schedule whole-program` over rules that negate or aggregate.
+    #[error(
+        "--schedule whole-program cannot run rules that negate or aggregate ({rules}): it runs every rule from the first pass, so a NOT EXISTS or an aggregate would read half-derived facts and conclude wrongly"
+    )]
+    #[diagnostic(
+        code(reasonctl::datalog::whole_program_nonmonotone),
+        help(
+            "use --schedule staged (the default), or --schedule naive-stages for the naive reference evaluation stage by stage"
+        )
+    )]
+    WholeProgramNonMonotone {
+        /// The negating and aggregating rules.
+        rules: String,
+    },
+    /// A cap left a negating or aggregating rule unfinished.
+    #[error(
+        "reasoning hit its {reason} limit before rules that negate or aggregate ran over complete inputs ({rules}); their partial conclusions could be wrong, so nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::datalog::resource_limit),
+        help(
+            "raise the limit (--timeout, --max-facts, --max-memory or --max-iterations) so the run reaches its fixpoint"
+        )
+    )]
+    ResourceLimit {
+        /// Which limit.
+        reason: &'static str,
+        /// The unfinished negating or aggregating rules.
+        rules: String,
+        /// The run's report (for `--stats`).
+        report: Box<Report>,
+    },
+}
+
+/// Runs a validated, stratified program: refuses `WholeProgram` for a program that negates or aggregates, and
+/// fails a capped run that left a negating or aggregating rule unfinished (rather than return its partial
+/// conclusions). A positive program's capped run returns what it derived, with the cap in the report.
+pub fn materialize(
+    program: &Program,
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> Result<(Overlay, Report), RunError> {
+    if options.schedule == Schedule::WholeProgram {
+        let rules = program.nonmonotone_rules();
+        if !rules.is_empty() {
+            return Err(RunError::WholeProgramNonMonotone {
+                rules: rules.join(", "),
+            });
+        }
+    }
+    let (overlay, report) = run(program, store, options, progress);
+    if let Some(reason) = report.capped {
+        let nonmonotone = program.nonmonotone_rules();
+        let unfinished: Vec<&str> = report
+            .capped_rules
+            .iter()
+            .chain(&report.pending_rules)
+            .map(String::as_str)
+            .filter(|r| nonmonotone.contains(r))
+            .collect();
+        if !unfinished.is_empty() {
+            return Err(RunError::ResourceLimit {
+                reason: reason.name(),
+                rules: unfinished.join(", "),
+                report: Box::new(report),
+            });
+        }
+    }
+    Ok((overlay, report))
+}
 
 /// A validated set of rules with their footprints and dependency stages.
 #[derive(Clone, Debug)]
@@ -40,6 +121,57 @@ impl Program {
         }
     }
 
+    /// The rules that read under a negation or inside an aggregating subquery, in source order.
+    pub fn nonmonotone_rules(&self) -> Vec<&str> {
+        self.rules
+            .iter()
+            .zip(&self.footprints)
+            .filter(|(_, f)| f.is_nonmonotone())
+            .map(|(r, _)| r.id.as_str())
+            .collect()
+    }
+
+    /// `a -not-> b -> a`: the cycle's rule ids, the first arrow its offending read, the others how each rule
+    /// reads the one before.
+    pub fn cycle_text(&self, c: &dependency::Cycle) -> String {
+        let mut s = self.rules[c.rules[0]].id.clone();
+        for (i, r) in c.rules[1..].iter().enumerate() {
+            let arrow = if i == 0 {
+                c.kind
+            } else {
+                self.deps.arrow(c.rules[i], *r)
+            };
+            s.push_str(&format!(" {} {}", arrow.arrow(), self.rules[*r].id));
+        }
+        s
+    }
+
+    /// One error per recursive group with a negated or aggregated read of its own writes: the cycle, its first
+    /// arrow `-not->` or `-agg->`, and the facts the read names with IRIs spelled out.
+    pub fn stratification_errors(&self, terms: &impl TermSource) -> Vec<RuleError> {
+        self.deps
+            .unstratified()
+            .into_iter()
+            .map(|c| {
+                let cycle = self.cycle_text(&c);
+                RuleError::Unstratified {
+                    rule: self.rules[c.rules[1]].id.clone(),
+                    cycle,
+                    construct: match c.kind {
+                        EdgeKind::Aggregated => "an aggregating subquery",
+                        _ => "a negation",
+                    },
+                    facts: c
+                        .via
+                        .iter()
+                        .map(|v| describe_facts(v, terms))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                }
+            })
+            .collect()
+    }
+
     /// The rules whose bodies call NOW().
     pub fn clock_readers(&self) -> Vec<&str> {
         self.rules
@@ -48,6 +180,29 @@ impl Program {
             .filter(|(_, f)| f.reads_clock)
             .map(|(r, _)| r.id.as_str())
             .collect()
+    }
+}
+
+/// The facts an edge carries as a pattern with IRIs spelled out: `{ ?s <p> ?o }`, `{ ?s <rdf:type> <C> }`,
+/// `GRAPH <g> { ?s ?p ?o }`.
+pub fn describe_facts(via: &Via, terms: &impl TermSource) -> String {
+    let name = |id: TermId| {
+        terms
+            .to_oxrdf(id)
+            .map_or_else(|| format!("{id:?}"), |t| t.to_string())
+    };
+    let triple = match via.key {
+        Key::Any => "{ ?s ?p ?o }".to_owned(),
+        Key::Predicate(p) => format!("{{ ?s {} ?o }}", name(p)),
+        Key::Class(c) => format!(
+            "{{ ?s <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> {} }}",
+            name(c)
+        ),
+    };
+    match via.scope {
+        Scope::Default => triple,
+        Scope::Named(g) => format!("GRAPH {} {triple}", name(g)),
+        Scope::AnyNamed => format!("GRAPH ?g {triple}"),
     }
 }
 

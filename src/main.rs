@@ -8,6 +8,15 @@ use reasonctl::cli::settings::{self, Task};
 use reasonctl::cli::{Args, generate};
 
 fn main() -> ExitCode {
+    // Diagnostics wrap at spaces only: IRIs and paths stay whole, so they can be copied.
+    let _ = miette::set_hook(Box::new(|_| {
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .break_words(false)
+                .word_separator(textwrap::WordSeparator::AsciiSpace)
+                .build(),
+        )
+    }));
     let args = Args::parse();
     let task = match settings::task(args) {
         Ok(task) => task,

@@ -1,5 +1,6 @@
 //! This module defines where results go: RDF writers, atomic files, progress bars.
 
+pub mod deps;
 pub mod files;
 pub mod progress;
 pub mod rdf;

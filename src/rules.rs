@@ -78,6 +78,42 @@ pub enum RuleError {
         /// The variable.
         var: String,
     },
+    /// A variable a negation shares with the rest of the rule that no positive pattern binds.
+    #[error(
+        "rule {rule}: ?{var} appears in a negation (NOT EXISTS) and elsewhere in the rule, but no positive pattern binds it"
+    )]
+    #[diagnostic(
+        code(reasonctl::rules::unsafe_negation),
+        help(
+            "bind ?{var} with a triple pattern of the group the NOT EXISTS filters (outside it), or rename it inside the NOT EXISTS if it is meant to be local there"
+        )
+    )]
+    UnsafeNegation {
+        /// The rule id.
+        rule: String,
+        /// The variable.
+        var: String,
+    },
+    /// A negated or aggregated read that may observe a write of its own recursive group.
+    #[error(
+        "rules cannot be stratified: {cycle}; rule {rule} reads {facts} under {construct}, and its own recursive group derives them"
+    )]
+    #[diagnostic(
+        code(reasonctl::rules::unstratified),
+        help(
+            "a negation or an aggregate may only read facts of earlier stages: make {rule} read facts no rule of the cycle derives, or remove one rule of the cycle"
+        )
+    )]
+    Unstratified {
+        /// The reading rule.
+        rule: String,
+        /// The cycle, `a -not-> b -> a`.
+        cycle: String,
+        /// `a negation (NOT EXISTS)` or `an aggregating subquery`.
+        construct: &'static str,
+        /// The facts the read names, IRIs spelled out.
+        facts: String,
+    },
     /// A blank node in a head would mint a new node per derivation.
     #[error("rule {rule}: a head cannot contain a blank node")]
     #[diagnostic(
@@ -353,4 +389,47 @@ pub fn compile_all(
         }
     }
     (rules, errors)
+}
+
+/// The prefixes the rule texts declare (SPARQL `PREFIX`, JSON-LD `@context` entries naming a namespace ending in
+/// `/` or `#`), in order: for showing IRIs compactly.
+pub fn declared_prefixes(texts: &[source::RuleText]) -> Vec<(String, String)> {
+    static SPARQL: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\bPREFIX\s+([A-Za-z][\w.-]*)?:\s*<([^>]*)>").expect("valid regex")
+    });
+    let mut out = Vec::new();
+    for t in texts {
+        match t.language {
+            Language::Sparql => {
+                for c in SPARQL.captures_iter(&t.text) {
+                    let prefix = c.get(1).map_or("", |m| m.as_str()).to_owned();
+                    out.push((prefix, c[2].to_owned()));
+                }
+            }
+            Language::JsonLd => {
+                let Ok(serde_json::Value::Object(rule)) = serde_json::from_str(&t.text) else {
+                    continue;
+                };
+                let Some(serde_json::Value::Object(cx)) = rule.get("@context") else {
+                    continue;
+                };
+                for (k, v) in cx {
+                    let ns = match v {
+                        serde_json::Value::String(s) => s.as_str(),
+                        serde_json::Value::Object(o) => {
+                            o.get("@id").and_then(|i| i.as_str()).unwrap_or("")
+                        }
+                        _ => "",
+                    };
+                    if !k.starts_with('@')
+                        && !k.contains(':')
+                        && (ns.ends_with('/') || ns.ends_with('#'))
+                    {
+                        out.push((k.clone(), ns.to_owned()));
+                    }
+                }
+            }
+        }
+    }
+    out
 }

@@ -418,3 +418,102 @@ fn jsonld_filter_iri_operands_compare_by_term_identity() {
         "{out}"
     );
 }
+
+#[test]
+fn a_cap_before_a_negating_rule_fails_writes_no_output_and_still_writes_stats() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/materialize/strata-chain");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.nq");
+    let stats = dir.path().join("stats.json");
+    let assert = reasonctl()
+        .arg("materialize")
+        .arg(root.join("data.ttl"))
+        .arg("--rules")
+        .arg(root.join("rules.rq"))
+        .args(["--max-facts", "6", "-o"])
+        .arg(&out)
+        .arg("--stats")
+        .arg(&stats)
+        .assert()
+        .code(3);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("reasonctl::datalog::resource_limit"),
+        "{stderr}"
+    );
+    assert!(
+        !out.exists(),
+        "a failed run must not write its partial output"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(json["capped"], true);
+    assert_eq!(json["derived"], 6);
+    let pending: Vec<&str> = json["pending_rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(pending.contains(&"hub"), "{json}");
+    // The same run with room to finish succeeds.
+    reasonctl()
+        .arg("materialize")
+        .arg(root.join("data.ttl"))
+        .arg("--rules")
+        .arg(root.join("rules.rq"))
+        .args(["--max-facts", "1000", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(out.exists());
+}
+
+#[test]
+fn deps_text_fits_80_columns_and_json_lists_stages_producers_first() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/deps/_program/rules");
+    let text = reasonctl()
+        .arg("deps")
+        .arg("--rules")
+        .arg(&rules)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&text.get_output().stdout).to_string();
+    assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+    let json = reasonctl()
+        .arg("deps")
+        .arg("--rules")
+        .arg(&rules)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let stage_of = |id: &str| {
+        json["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()["stage"]
+            .as_u64()
+            .unwrap()
+    };
+    let stages = json["stages"].as_array().unwrap();
+    assert!(stages.len() >= 4);
+    for (i, s) in stages.iter().enumerate() {
+        assert_eq!(s["stage"], i);
+    }
+    // Every edge goes from an earlier stage, or stays inside a stage (a recursive group); negated and
+    // aggregated edges always come from an earlier stage.
+    for e in json["edges"].as_array().unwrap() {
+        let (from, to) = (
+            stage_of(e["from"].as_str().unwrap()),
+            stage_of(e["to"].as_str().unwrap()),
+        );
+        assert!(from <= to, "{e}");
+        if e["kind"] != "positive" {
+            assert!(from < to, "{e}");
+        }
+    }
+    assert_eq!(json["unstratified"].as_array().unwrap().len(), 0);
+}

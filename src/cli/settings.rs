@@ -3,9 +3,12 @@
 use miette::Diagnostic;
 use thiserror::Error;
 
-use super::{Args, Command, DataArgs, MaterializeArgs, QueryArgs, ReasoningArgs, ScheduleArg};
+use super::{
+    Args, Command, DataArgs, DepsArgs, MaterializeArgs, QueryArgs, ReasoningArgs, ScheduleArg,
+};
 use crate::app::{
-    CommandSettings, MaterializeSettings, QueryInput, QuerySettings, ReasoningSettings, Settings,
+    CommandSettings, DepsSettings, MaterializeSettings, QueryInput, QuerySettings,
+    ReasoningSettings, Settings,
 };
 use crate::datalog::{Budget, Schedule};
 use crate::exec::datetime::DateTime;
@@ -98,6 +101,7 @@ pub fn task(args: Args) -> Result<Task, SettingsError> {
         Command::Generate(g) => return Ok(Task::Generate(g)),
         Command::Materialize(m) => CommandSettings::Materialize(materialize(m)?),
         Command::Query(q) => CommandSettings::Query(query(q)?),
+        Command::Deps(d) => CommandSettings::Deps(deps(d)?),
     };
     Ok(Task::Run(Box::new(Settings {
         threads: args.threads,
@@ -204,6 +208,7 @@ fn reasoning(
         schedule: match args.schedule {
             ScheduleArg::Staged => Schedule::Staged,
             ScheduleArg::WholeProgram => Schedule::WholeProgram,
+            ScheduleArg::NaiveStages => Schedule::NaiveStages,
         },
         budget: Budget {
             timeout,
@@ -250,5 +255,23 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         target,
         format,
         include_asserted: args.include_asserted,
+    })
+}
+
+fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
+    let (sources, load) = data(DataArgs {
+        data: args.data,
+        data_format: args.data_format,
+        base: args.base,
+    })?;
+    Ok(DepsSettings {
+        rules: RuleSources {
+            paths: args.rules,
+            graph: args.rules_graph,
+        },
+        sources,
+        load,
+        format: args.format,
+        output: args.output,
     })
 }

@@ -38,8 +38,12 @@ pub enum Schedule {
     /// Stages and recursive groups, semi-naive inside groups (the default).
     #[default]
     Staged,
-    /// One group of all rules, every body whole every pass: the reference evaluation.
+    /// One group of all rules, every body whole every pass: the reference evaluation of a positive program.
+    /// It runs every rule from the first pass, so it refuses programs that negate or aggregate.
     WholeProgram,
+    /// Stage by stage, each stage's rules as one group, every body whole every pass: the naive reference
+    /// evaluation of a stratified program.
+    NaiveStages,
 }
 
 /// How a run goes.
@@ -119,6 +123,17 @@ pub fn run(
             .map(|g| (g.rules.clone(), g.recursive, g.stage))
             .collect(),
         Schedule::WholeProgram => vec![((0..n).collect(), true, 0)],
+        Schedule::NaiveStages => (0..program.deps.stage_count())
+            .map(|s| {
+                let mut rules: Vec<usize> = program
+                    .deps
+                    .stage(s)
+                    .flat_map(|(_, g)| g.rules.iter().copied())
+                    .collect();
+                rules.sort_unstable();
+                (rules, true, s)
+            })
+            .collect(),
     };
     let stages = groups.iter().map(|g| g.2 + 1).max().unwrap_or(0);
     // Per group: the writes of its rules, for semi-naive seeding.
@@ -138,7 +153,7 @@ pub fn run(
                 .position(|(rules, _, _)| rules.contains(&r))
                 .expect("grouped");
             match options.schedule {
-                Schedule::WholeProgram => Seeding::Whole,
+                Schedule::WholeProgram | Schedule::NaiveStages => Seeding::Whole,
                 Schedule::Staged => seeding(
                     &program.rules[r].body,
                     program.footprints[r].repeatable,

@@ -78,6 +78,21 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// Whether the body reads anything under a negation.
+    pub fn negates(&self) -> bool {
+        self.reads.iter().any(|r| r.negated)
+    }
+
+    /// Whether the body reads anything inside a grouped or aggregating subquery.
+    pub fn aggregates(&self) -> bool {
+        self.reads.iter().any(|r| r.aggregated)
+    }
+
+    /// Whether running the body over a partial input could conclude something the complete input refutes.
+    pub fn is_nonmonotone(&self) -> bool {
+        self.negates() || self.aggregates()
+    }
+
     /// Whether any read of `self` may observe a write of `writer`.
     pub fn reads_from(&self, writer: &Footprint) -> bool {
         self.reads
@@ -123,10 +138,10 @@ pub fn op_reads(op: &Op) -> Vec<Access> {
     fp.reads
 }
 
-/// The reads of an expression's EXISTS patterns.
+/// The reads of a filter condition's EXISTS patterns.
 pub fn expr_reads(e: &Expr) -> Vec<Access> {
     let mut fp = Footprint::default();
-    walk_expr(e, Ctx::default(), &mut fp);
+    walk_expr(e, Ctx::default(), true, &mut fp);
     fp.reads
 }
 
@@ -173,9 +188,13 @@ fn walk(op: &Op, cx: Ctx, fp: &mut Footprint) {
                 read(fp, cx, scope_of(graph), k);
             }
         }
-        Op::Filter { input, expr } | Op::Extend { input, expr, .. } => {
+        Op::Filter { input, expr } => {
             walk(input, cx, fp);
-            walk_expr(expr, cx, fp);
+            walk_expr(expr, cx, true, fp);
+        }
+        Op::Extend { input, expr, .. } => {
+            walk(input, cx, fp);
+            walk_expr(expr, cx, false, fp);
         }
         Op::LeftJoin {
             left,
@@ -185,7 +204,7 @@ fn walk(op: &Op, cx: Ctx, fp: &mut Footprint) {
             walk(left, cx, fp);
             walk(right, cx, fp);
             if let Some(f) = filter {
-                walk_expr(f, cx, fp);
+                walk_expr(f, cx, true, fp);
             }
         }
         Op::Group {
@@ -198,59 +217,38 @@ fn walk(op: &Op, cx: Ctx, fp: &mut Footprint) {
             walk(input, inner, fp);
             for (_, a) in aggregates {
                 if let Some(e) = &a.expr {
-                    walk_expr(e, inner, fp);
+                    walk_expr(e, inner, false, fp);
                 }
             }
         }
         Op::OrderBy { input, keys } => {
             walk(input, cx, fp);
-            keys.iter().for_each(|(e, _)| walk_expr(e, cx, fp));
+            keys.iter().for_each(|(e, _)| walk_expr(e, cx, false, fp));
         }
         other => other.children().into_iter().for_each(|c| walk(c, cx, fp)),
     }
 }
 
-fn walk_expr(e: &Expr, cx: Ctx, fp: &mut Footprint) {
-    match e {
-        Expr::Exists(op) => walk(op, cx, fp),
-        Expr::Not(inner) => walk_expr(
-            inner,
-            Ctx {
-                negated: true,
-                ..cx
-            },
-            fp,
-        ),
-        Expr::Call(f, args) => {
+/// The reads of an expression's EXISTS patterns (negated unless `positive` allows them, see
+/// [`Expr::visit_exists`]), and its calls to volatile functions and NOW().
+fn walk_expr(e: &Expr, cx: Ctx, positive: bool, fp: &mut Footprint) {
+    e.visit(&mut |sub| {
+        if let Expr::Call(f, _) = sub {
             if f.is_volatile() {
                 fp.repeatable = false;
             }
             if *f == Func::Now {
                 fp.reads_clock = true;
             }
-            args.iter().for_each(|a| walk_expr(a, cx, fp));
         }
-        Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) => {}
-        Expr::Or(a, b)
-        | Expr::And(a, b)
-        | Expr::Compare(_, a, b)
-        | Expr::SameTerm(a, b)
-        | Expr::Arith(_, a, b) => {
-            walk_expr(a, cx, fp);
-            walk_expr(b, cx, fp);
-        }
-        Expr::Neg(a) | Expr::Plus(a) => walk_expr(a, cx, fp),
-        Expr::In(a, list) => {
-            walk_expr(a, cx, fp);
-            list.iter().for_each(|x| walk_expr(x, cx, fp));
-        }
-        Expr::If(a, b, c) => {
-            walk_expr(a, cx, fp);
-            walk_expr(b, cx, fp);
-            walk_expr(c, cx, fp);
-        }
-        Expr::Coalesce(list) => list.iter().for_each(|x| walk_expr(x, cx, fp)),
-    }
+    });
+    e.visit_exists(positive, &mut |op, negated| {
+        let inner = Ctx {
+            negated: cx.negated || negated,
+            ..cx
+        };
+        walk(op, inner, fp);
+    });
 }
 
 /// The predicates a path reads; a zero-length step or a negated set reads everything.
@@ -296,5 +294,67 @@ mod tests {
         );
         assert!(!a(Scope::Default, Key::Any).overlaps(&a(Scope::Named(TermId(5)), Key::Any)));
         assert!(a(Scope::AnyNamed, Key::Any).overlaps(&a(Scope::Named(TermId(5)), Key::Any)));
+    }
+
+    fn reads_of(body: &str) -> Vec<(bool, bool)> {
+        let mut dict = crate::store::Dictionary::new();
+        let rule = crate::rules::sparql::compile(
+            "r",
+            crate::rules::Origin::File {
+                path: "r.rq".into(),
+                offset: 0,
+            },
+            &format!("PREFIX ex: <http://e/> CONSTRUCT {{ ?x ex:out ?y }} WHERE {{ {body} }}"),
+            &mut dict,
+        )
+        .expect("valid rule");
+        let q = dict.intern_iri("http://e/q");
+        footprint(&rule)
+            .reads
+            .iter()
+            .filter(|r| r.key == Key::Predicate(q))
+            .map(|r| (r.negated, r.aggregated))
+            .collect()
+    }
+
+    #[test]
+    fn exists_is_positive_only_as_a_filter_condition() {
+        assert_eq!(
+            reads_of("?x ex:p ?y FILTER EXISTS { ?y ex:q ?x }"),
+            vec![(false, false)]
+        );
+        assert_eq!(
+            reads_of("?x ex:p ?y FILTER (EXISTS { ?y ex:q ?x } || ?y = ex:a)"),
+            vec![(false, false)]
+        );
+        assert_eq!(
+            reads_of("?x ex:p ?y FILTER NOT EXISTS { ?y ex:q ?x }"),
+            vec![(true, false)]
+        );
+        // Double negation, and EXISTS as a value: a row can come from an absence.
+        assert_eq!(
+            reads_of("?x ex:p ?y FILTER (!(!EXISTS { ?y ex:q ?x }))"),
+            vec![(true, false)]
+        );
+        assert_eq!(
+            reads_of("?x ex:p ?z BIND (EXISTS { ?z ex:q ?x } AS ?y)"),
+            vec![(true, false)]
+        );
+        assert_eq!(
+            reads_of("?x ex:p ?y FILTER (EXISTS { ?y ex:q ?x } = false)"),
+            vec![(true, false)]
+        );
+    }
+
+    #[test]
+    fn reads_inside_a_grouped_subquery_are_aggregated() {
+        assert_eq!(
+            reads_of("{ SELECT ?x (COUNT(?z) AS ?y) WHERE { ?x ex:q ?z } GROUP BY ?x }"),
+            vec![(false, true)]
+        );
+        assert_eq!(
+            reads_of("?x ex:p ?y { SELECT (MAX(?z) AS ?m) WHERE { ?w ex:q ?z } }"),
+            vec![(false, true)]
+        );
     }
 }

@@ -260,6 +260,38 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on every EXISTS pattern of the expression (not inside the patterns) with whether it is read
+    /// negatively. An EXISTS is read positively only as a filter condition (`positive`), possibly under `&&` and
+    /// `||`; under `!`, as an operand of a comparison, IF, COALESCE, IN or a function, or in BIND, a row can come
+    /// from its *absence*, so it counts as negated (double negation included: conservative).
+    pub fn visit_exists<'e>(&'e self, positive: bool, f: &mut impl FnMut(&'e Op, bool)) {
+        match self {
+            Expr::True | Expr::Const(_) | Expr::Var(_) | Expr::Bound(_) => {}
+            Expr::Exists(op) => f(op, !positive),
+            Expr::Or(a, b) | Expr::And(a, b) => {
+                a.visit_exists(positive, f);
+                b.visit_exists(positive, f);
+            }
+            Expr::Compare(_, a, b) | Expr::SameTerm(a, b) | Expr::Arith(_, a, b) => {
+                a.visit_exists(false, f);
+                b.visit_exists(false, f);
+            }
+            Expr::Not(a) | Expr::Neg(a) | Expr::Plus(a) => a.visit_exists(false, f),
+            Expr::In(a, list) => {
+                a.visit_exists(false, f);
+                list.iter().for_each(|e| e.visit_exists(false, f));
+            }
+            Expr::If(a, b, c) => {
+                a.visit_exists(false, f);
+                b.visit_exists(false, f);
+                c.visit_exists(false, f);
+            }
+            Expr::Coalesce(list) | Expr::Call(_, list) => {
+                list.iter().for_each(|e| e.visit_exists(false, f))
+            }
+        }
+    }
+
     /// Calls `f` on every EXISTS pattern in the expression, mutably.
     pub fn visit_ops_mut(&mut self, f: &mut impl FnMut(&mut Op)) {
         match self {

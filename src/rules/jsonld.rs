@@ -88,12 +88,27 @@ pub fn compile(
         dict,
         scope: &scope,
         bound: &bound,
+        vars: Vec::new(),
         heads: Vec::new(),
         errors: Vec::new(),
     };
     builder.insert(insert);
     let heads = builder.heads;
-    errors.extend(builder.errors.into_iter().map(|e| head_error(&rule, e)));
+    // A head variable bound only inside a not-exists is reported as the negation problem it is.
+    let negation = validate::negation(&rule, &body, &builder.vars, &vars);
+    errors.extend(builder.errors.into_iter().filter_map(|e| {
+        match e {
+            HeadError::Unbound(v)
+                if negation
+                    .iter()
+                    .any(|n| matches!(n, RuleError::UnsafeNegation { var, .. } if *var == v)) =>
+            {
+                None
+            }
+            e => Some(head_error(&rule, e)),
+        }
+    }));
+    errors.extend(negation);
     if !errors.is_empty() {
         return Err(errors);
     }

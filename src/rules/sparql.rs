@@ -17,6 +17,8 @@ use super::validate::{self, TemplateTriple};
 /// A parsed rule: its body and its template quads (`None` graph: the default graph).
 struct Parsed {
     body: GraphPattern,
+    /// The body is wrapped in the projection of every variable CONSTRUCT adds (an INSERT's body is not).
+    projected: bool,
     template: Vec<(TermPattern, NamedNodePattern, TermPattern, GraphNamePattern)>,
 }
 
@@ -27,6 +29,7 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
         }) => {
             return Ok(Parsed {
                 body: pattern,
+                projected: true,
                 template: template
                     .into_iter()
                     .map(|t| {
@@ -67,6 +70,7 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
                 if delete.is_empty() {
                     return Ok(Parsed {
                         body: (**pattern).clone(),
+                        projected: false,
                         template: insert
                             .iter()
                             .map(|q| {
@@ -157,7 +161,9 @@ pub fn compile(
     let (body, vars, scope) = match lower::lower_pattern(&parsed.body, dict) {
         // CONSTRUCT projects every variable of its body; without that projection the body's triple patterns are
         // top-level operands, which semi-naive seeding needs.
-        Ok((crate::ir::Op::Project { input, .. }, vars, scope)) => (*input, vars, scope),
+        Ok((crate::ir::Op::Project { input, .. }, vars, scope)) if parsed.projected => {
+            (*input, vars, scope)
+        }
         Ok(l) => l,
         Err(lower::LowerError::Service) => {
             errors.push(validate::service(id));
@@ -179,7 +185,11 @@ pub fn compile(
     let bound: VarSet = body.term_vars();
     let mut heads = Vec::new();
     let mut unbound: Vec<String> = Vec::new();
+    let mut head_vars: Vec<String> = Vec::new();
     let mut var = |name: &str| -> Option<VarId> {
+        if !head_vars.iter().any(|h| h == name) {
+            head_vars.push(name.to_owned());
+        }
         match scope.get(name) {
             Some(v) if bound.contains(*v) => Some(*v),
             _ => {
@@ -212,14 +222,19 @@ pub fn compile(
             });
         }
     }
-    if !unbound.is_empty() {
-        return Err(unbound
-            .into_iter()
-            .map(|v| RuleError::UnboundHeadVar {
-                rule: id.to_owned(),
-                var: v,
-            })
-            .collect());
+    // A head variable bound only inside a NOT EXISTS is reported as the negation problem it is.
+    let mut errors = validate::negation(id, &body, &head_vars, &vars);
+    unbound.retain(|u| {
+        !errors
+            .iter()
+            .any(|e| matches!(e, RuleError::UnsafeNegation { var, .. } if var == u))
+    });
+    errors.extend(unbound.into_iter().map(|v| RuleError::UnboundHeadVar {
+        rule: id.to_owned(),
+        var: v,
+    }));
+    if !errors.is_empty() {
+        return Err(errors);
     }
     Ok(Rule {
         id: id.to_owned(),
@@ -313,6 +328,48 @@ mod tests {
             matches!(&errors[0], RuleError::UnboundHeadVar { var, .. } if var == "c"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn a_named_graph_head_over_a_subquery_keeps_the_subquery_below_the_top() {
+        // The INSERT re-parse has no CONSTRUCT projection: the subquery's own projection must stay.
+        let rule = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { GRAPH ex:g { ?a ex:n ?n } } WHERE { { SELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ex:p ?b } GROUP BY ?a } }",
+        )
+        .unwrap();
+        assert!(
+            matches!(rule.body, crate::ir::Op::Project { .. }),
+            "{:?}",
+            rule.body
+        );
+    }
+
+    #[test]
+    fn a_variable_shared_with_a_negation_must_be_bound_outside_it() {
+        // ?x reaches the head but only the NOT EXISTS binds it.
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?x a ex:Orphan } WHERE { ?y a ex:P FILTER NOT EXISTS { ?x ex:knows ?y } }",
+        )
+        .unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            matches!(&errors[0], RuleError::UnsafeNegation { var, .. } if var == "x"),
+            "{errors:?}"
+        );
+        // ?z is shared with a filter of the group, bound by nothing positive.
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?y a ex:Q } WHERE { ?y a ex:P FILTER NOT EXISTS { ?y ex:knows ?z } FILTER(?z != ex:a) }",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&errors[0], RuleError::UnsafeNegation { var, .. } if var == "z"),
+            "{errors:?}"
+        );
+        // Local to the negation, or bound outside it: fine (also through a nested negation).
+        compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?y a ex:Q } WHERE { ?y a ex:P FILTER NOT EXISTS { ?y ex:knows ?z FILTER NOT EXISTS { ?z a ex:P } } }",
+        )
+        .unwrap();
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use spargebra::term::{NamedNodePattern, TermPattern};
 
-use crate::ir::{Expr, Op};
+use crate::ir::{Expr, Op, VarSet, VarTable};
 
 use super::RuleError;
 
@@ -110,4 +110,166 @@ pub fn heads(rule: &str, heads: &[TemplateTriple<'_>]) -> Vec<RuleError> {
         });
     }
     out
+}
+
+/// Negation safety: every variable a negated EXISTS (see [`Expr::visit_exists`]) shares with the rest of the rule
+/// (its group, an enclosing negation, or the head) must be bound by a positive pattern of the group the negation
+/// filters, or of a group it is nested in; otherwise the negation tests "no such fact for *any* value", which is
+/// almost never what was meant. One error per variable.
+/// Head variables are given by name: one the body binds only inside a negation is local to it, not in the
+/// body's scope.
+pub fn negation(rule: &str, body: &Op, head_vars: &[String], vars: &VarTable) -> Vec<RuleError> {
+    let mut out = Vec::new();
+    let mut reported = VarSet::new();
+    let cx = NegationCx {
+        rule,
+        whole: body,
+        head_vars,
+        vars,
+    };
+    cx.walk(body, &VarSet::new(), &mut reported, &mut out);
+    out
+}
+
+struct NegationCx<'a> {
+    rule: &'a str,
+    whole: &'a Op,
+    head_vars: &'a [String],
+    vars: &'a VarTable,
+}
+
+impl NegationCx<'_> {
+    /// `outer`: the variables rows of enclosing EXISTS patterns bind (an EXISTS runs once per outer row).
+    fn walk(&self, op: &Op, outer: &VarSet, reported: &mut VarSet, out: &mut Vec<RuleError>) {
+        if let Op::Filter { input, expr } | Op::Extend { input, expr, .. } = op {
+            let mut bound = outer.clone();
+            bound.extend(&positively_bound(input));
+            expr.visit_exists(matches!(op, Op::Filter { .. }), &mut |inner, negated| {
+                if negated {
+                    self.check(inner, &bound, reported, out);
+                }
+                self.walk(inner, &bound, reported, out);
+            });
+        }
+        for child in op.children() {
+            self.walk(child, outer, reported, out);
+        }
+    }
+
+    fn check(
+        &self,
+        negation: &Op,
+        bound: &VarSet,
+        reported: &mut VarSet,
+        out: &mut Vec<RuleError>,
+    ) {
+        let mut inside = VarSet::new();
+        mentions(negation, None, &mut inside);
+        let mut outside = VarSet::new();
+        mentions(self.whole, Some(negation), &mut outside);
+        for v in inside.iter() {
+            let in_head = self.head_vars.iter().any(|h| h == self.vars.name(v));
+            if (outside.contains(v) || in_head)
+                && !bound.contains(v)
+                && !self.vars.is_hidden(v)
+                && !reported.contains(v)
+            {
+                reported.insert(v);
+                out.push(RuleError::UnsafeNegation {
+                    rule: self.rule.to_owned(),
+                    var: self.vars.name(v).to_owned(),
+                });
+            }
+        }
+    }
+}
+
+/// The variables every solution of `op` binds, counting BIND and aggregate results as bound (they are computed
+/// from bound values): the positive bindings a negation may rely on.
+fn positively_bound(op: &Op) -> VarSet {
+    match op {
+        Op::Join(ops) => {
+            let mut out = VarSet::new();
+            ops.iter().for_each(|o| out.extend(&positively_bound(o)));
+            out
+        }
+        Op::Union(ops) => {
+            let mut it = ops.iter().map(positively_bound);
+            let first = it.next().unwrap_or_default();
+            it.fold(first, |acc, s| acc.intersection(&s))
+        }
+        Op::Filter { input, .. }
+        | Op::Distinct(input)
+        | Op::Reduced(input)
+        | Op::OrderBy { input, .. }
+        | Op::Slice { input, .. }
+        | Op::LeftJoin { left: input, .. }
+        | Op::Minus { left: input, .. } => positively_bound(input),
+        Op::Extend { input, var, .. } => {
+            let mut out = positively_bound(input);
+            out.insert(*var);
+            out
+        }
+        Op::Project { input, vars } => {
+            positively_bound(input).intersection(&vars.iter().copied().collect())
+        }
+        Op::Group {
+            input,
+            keys,
+            aggregates,
+        } => {
+            let inner = positively_bound(input);
+            keys.iter()
+                .copied()
+                .filter(|k| inner.contains(*k))
+                .chain(aggregates.iter().map(|(v, _)| *v))
+                .collect()
+        }
+        other => other.certain_vars(),
+    }
+}
+
+/// Every variable `op` mentions anywhere (patterns, expressions, EXISTS patterns, projections), except inside
+/// the operator `skip` (compared by address).
+fn mentions(op: &Op, skip: Option<&Op>, out: &mut VarSet) {
+    if skip.is_some_and(|s| std::ptr::eq(s, op)) {
+        return;
+    }
+    let expr = |e: &Expr, out: &mut VarSet| {
+        e.visit(&mut |sub| match sub {
+            Expr::Var(v) | Expr::Bound(v) => out.insert(*v),
+            Expr::Exists(inner) => mentions(inner, skip, out),
+            _ => {}
+        });
+    };
+    match op {
+        Op::Filter { expr: e, .. } => expr(e, out),
+        Op::Extend { expr: e, var, .. } => {
+            out.insert(*var);
+            expr(e, out);
+        }
+        Op::LeftJoin {
+            filter: Some(e), ..
+        } => expr(e, out),
+        Op::OrderBy { keys, .. } => keys.iter().for_each(|(e, _)| expr(e, out)),
+        Op::Group {
+            keys, aggregates, ..
+        } => {
+            keys.iter().for_each(|k| out.insert(*k));
+            for (v, a) in aggregates {
+                out.insert(*v);
+                if let Some(e) = &a.expr {
+                    expr(e, out);
+                }
+            }
+        }
+        Op::Project { vars, .. } | Op::Values { vars, .. } => {
+            vars.iter().for_each(|v| out.insert(*v))
+        }
+        Op::Pattern(_) | Op::Path { .. } | Op::GraphName(_) => out.extend(&op.vars()),
+        _ => {}
+    }
+    for child in op.children() {
+        mentions(child, skip, out);
+    }
 }

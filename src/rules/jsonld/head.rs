@@ -53,6 +53,8 @@ pub struct HeadBuilder<'a> {
     pub scope: &'a HashMap<String, VarId>,
     /// The variables the body binds.
     pub bound: &'a VarSet,
+    /// Every variable name the heads use (bound or not).
+    pub vars: Vec<String>,
     /// The heads built.
     pub heads: Vec<Head>,
     /// The problems found.
@@ -107,6 +109,9 @@ impl HeadBuilder<'_> {
     }
 
     fn var(&mut self, name: &str) -> Option<TemplateTerm> {
+        if !self.vars.iter().any(|h| h == name) {
+            self.vars.push(name.to_owned());
+        }
         match self.scope.get(name) {
             Some(v) if self.bound.contains(*v) => Some(TemplateTerm::Var(*v)),
             _ => {
