@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('materialize', 'materialize', [CompletionResultType]::ParameterValue, 'Load the data, run the rules to a fixpoint, and write the facts per named graph')
             [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data')
+            [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings')
             [CompletionResult]::new('deps', 'deps', [CompletionResultType]::ParameterValue, 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -87,6 +88,24 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'reasonctl;lint' {
+            [CompletionResult]::new('--rules', '--rules', [CompletionResultType]::ParameterName, 'A rules file or folder (also accepted as FILES); repeatable')
+            [CompletionResult]::new('--rules-graph', '--rules-graph', [CompletionResultType]::ParameterName, 'Take stored f:rule values from this named graph only')
+            [CompletionResult]::new('--data-format', '--data-format', [CompletionResultType]::ParameterName, 'The syntax of every data file, instead of guessing it from the extension')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The base IRI relative IRIs of the data resolve against (default: each file''s own file:// IRI)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'human: miette''s report (colour on a terminal); json: one object per finding; sarif: SARIF 2.1.0')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the report to FILE (atomically) instead of stdout')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the report to FILE (atomically) instead of stdout')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads (default: one per core). Output does not depend on it')
+            [CompletionResult]::new('--deny-warnings', '--deny-warnings', [CompletionResultType]::ParameterName, 'Treat warnings as errors (exit 1)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress bars')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress bars')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'reasonctl;deps' {
             [CompletionResult]::new('--rules', '--rules', [CompletionResultType]::ParameterName, 'A rules file (.rq / .sparql, .json / .jsonld) or a folder of them; repeatable')
             [CompletionResult]::new('--rules-graph', '--rules-graph', [CompletionResultType]::ParameterName, 'Take stored f:rule values from this named graph only')
@@ -118,6 +137,7 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
         'reasonctl;help' {
             [CompletionResult]::new('materialize', 'materialize', [CompletionResultType]::ParameterValue, 'Load the data, run the rules to a fixpoint, and write the facts per named graph')
             [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data')
+            [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings')
             [CompletionResult]::new('deps', 'deps', [CompletionResultType]::ParameterValue, 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -127,6 +147,9 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             break
         }
         'reasonctl;help;query' {
+            break
+        }
+        'reasonctl;help;lint' {
             break
         }
         'reasonctl;help;deps' {

@@ -25,6 +25,9 @@ _reasonctl() {
             reasonctl,help)
                 cmd="reasonctl__subcmd__help"
                 ;;
+            reasonctl,lint)
+                cmd="reasonctl__subcmd__lint"
+                ;;
             reasonctl,materialize)
                 cmd="reasonctl__subcmd__materialize"
                 ;;
@@ -40,6 +43,9 @@ _reasonctl() {
             reasonctl__subcmd__help,help)
                 cmd="reasonctl__subcmd__help__subcmd__help"
                 ;;
+            reasonctl__subcmd__help,lint)
+                cmd="reasonctl__subcmd__help__subcmd__lint"
+                ;;
             reasonctl__subcmd__help,materialize)
                 cmd="reasonctl__subcmd__help__subcmd__materialize"
                 ;;
@@ -53,7 +59,7 @@ _reasonctl() {
 
     case "${cmd}" in
         reasonctl)
-            opts="-q -h -V --threads --quiet --help --version materialize query deps generate help"
+            opts="-q -h -V --threads --quiet --help --version materialize query lint deps generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -139,7 +145,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__help)
-            opts="materialize query deps generate help"
+            opts="materialize query lint deps generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,6 +200,20 @@ _reasonctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reasonctl__subcmd__help__subcmd__lint)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reasonctl__subcmd__help__subcmd__materialize)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -215,6 +235,52 @@ _reasonctl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reasonctl__subcmd__lint)
+            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --deny-warnings --output --threads --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-format)
+                    COMPREPLY=($(compgen -W "turtle trig ntriples nquads rdfxml jsonld" -- "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json sarif" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

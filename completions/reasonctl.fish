@@ -30,6 +30,7 @@ complete -c reasonctl -n "__fish_reasonctl_needs_command" -s h -l help -d 'Print
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "lint" -d 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -95,6 +96,24 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-pl
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l rules -d 'A rules file or folder (also accepted as FILES); repeatable' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
+trig\t'TriG (`.trig`), RDF 1.2'
+ntriples\t'N-Triples (`.nt`), RDF 1.2'
+nquads\t'N-Quads (`.nq`), RDF 1.2'
+rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
+jsonld\t'JSON-LD (`.jsonld`)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l base -d 'The base IRI relative IRIs of the data resolve against (default: each file\'s own file:// IRI)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l format -d 'human: miette\'s report (colour on a terminal); json: one object per finding; sarif: SARIF 2.1.0' -r -f -a "human\t'miette\'s graphical report (colour on a terminal only)'
+json\t'A JSON array, one object per finding'
+sarif\t'SARIF 2.1.0 (GitHub code scanning and other SARIF viewers)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l deny-warnings -d 'Treat warnings as errors (exit 1)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l rules -d 'A rules file (.rq / .sparql, .json / .jsonld) or a folder of them; repeatable' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
@@ -117,8 +136,9 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query deps generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "lint" -d 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,14 +1,16 @@
 //! This module defines the application layer: validated [`Settings`] in, one command run, an [`Outcome`] or a
 //! [`Failure`] (a miette report with its exit code) out. It owns progress display; nothing below it prints.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use miette::{Diagnostic, Report};
 use thiserror::Error;
 
-use crate::datalog::{self, Budget, Program, Report as RunReport, RunError, Schedule};
+use crate::datalog::{self, Budget, Report as RunReport, RunError, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::ir::display::Namer;
+use crate::lint::report::{self, LintFormat};
+use crate::lint::{self, Builder, Checks, Finding, Validation};
 use crate::output::deps::{DepsFormat, Prefixes};
 use crate::output::progress::Progress;
 use crate::output::results::{self, AnswerFormat};
@@ -38,6 +40,25 @@ pub enum CommandSettings {
     Query(QuerySettings),
     /// `reasonctl deps`.
     Deps(DepsSettings),
+    /// `reasonctl lint`.
+    Lint(LintSettings),
+}
+
+/// Settings of `reasonctl lint`.
+#[derive(Clone, Debug)]
+pub struct LintSettings {
+    /// The rule files and folders.
+    pub rules: RuleSources,
+    /// Data files (stored rules; head graphs and body terms are checked against them).
+    pub sources: Vec<DataSource>,
+    /// How they are read.
+    pub load: LoadOptions,
+    /// Human, JSON or SARIF.
+    pub format: LintFormat,
+    /// Warnings count as errors.
+    pub deny_warnings: bool,
+    /// A file to write to instead of stdout.
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Settings of `reasonctl deps`.
@@ -201,7 +222,7 @@ pub struct AnswerFormatError {
 )]
 pub struct RuleProblems {
     #[related]
-    errors: Vec<RuleError>,
+    errors: Vec<Finding>,
 }
 
 /// A run that stopped at a budget.
@@ -248,6 +269,7 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
         CommandSettings::Materialize(m) => materialize(&m, &progress),
         CommandSettings::Query(q) => run_query(&q, &progress),
         CommandSettings::Deps(d) => deps(&d, &progress),
+        CommandSettings::Lint(l) => run_lint(&l, &progress),
     }
 }
 
@@ -258,23 +280,30 @@ fn reason(
     settings: &ReasoningSettings,
     progress: &Progress,
 ) -> Result<(Overlay, Option<RunReport>), Failure> {
-    let (texts, mut errors) = rules::collect(&settings.sources, store);
-    if texts.is_empty() && errors.is_empty() {
+    let validation = lint::validate(
+        &settings.sources,
+        store,
+        Checks {
+            data: true,
+            warnings: false,
+        },
+    );
+    if validation.texts.is_empty() && validation.findings.is_empty() {
         return Ok((Overlay::new(), None));
     }
-    let (compiled, compile_errors) = rules::compile_all(&texts, &mut store.dict);
-    errors.extend(compile_errors);
-    errors.extend(datalog::graphs::check(&compiled, store));
-    let program = Program::new(compiled);
-    errors.extend(program.stratification_errors(&store.dict));
+    let Validation {
+        program,
+        mut findings,
+        texts,
+    } = validation;
     let clock = program.clock_readers();
     if settings.now.is_none() && !clock.is_empty() {
-        errors.push(RuleError::ClockWithoutTime {
+        findings.push(Builder::new(&texts).error(RuleError::ClockWithoutTime {
             rules: clock.join(", "),
-        });
+        }));
     }
-    if !errors.is_empty() {
-        return Err(rule_failure(errors));
+    if !findings.is_empty() {
+        return Err(rule_failure(findings));
     }
     let options = datalog::Options {
         schedule: settings.schedule,
@@ -317,16 +346,16 @@ fn reason(
 
 /// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,
 /// several under one heading.
-fn rule_failure(mut errors: Vec<RuleError>) -> Failure {
-    let exit_code = if errors.iter().any(RuleError::is_input) {
+fn rule_failure(mut findings: Vec<Finding>) -> Failure {
+    let exit_code = if findings.iter().any(|f| f.code == lint::codes::UNREADABLE) {
         2
     } else {
         1
     };
-    let report = if errors.len() == 1 {
-        Report::new(errors.pop().expect("one error"))
+    let report = if findings.len() == 1 {
+        Report::new(findings.pop().expect("one finding"))
     } else {
-        Report::new(RuleProblems { errors })
+        Report::new(RuleProblems { errors: findings })
     };
     Failure {
         report,
@@ -339,13 +368,18 @@ fn rule_failure(mut errors: Vec<RuleError>) -> Failure {
 /// its cycles (exit 1).
 fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure> {
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
-    let (texts, mut errors) = rules::collect(&settings.rules, &store);
-    let (compiled, compile_errors) = rules::compile_all(&texts, &mut store.dict);
-    errors.extend(compile_errors);
-    if !errors.is_empty() {
-        return Err(rule_failure(errors));
+    let Validation {
+        program,
+        findings,
+        texts,
+    } = lint::validate(&settings.rules, &mut store, Checks::default());
+    // Cycles are shown in the output first, then reported; any other problem stops here.
+    let (unstratified, others): (Vec<Finding>, Vec<Finding>) = findings
+        .into_iter()
+        .partition(|f| f.code == lint::codes::UNSTRATIFIED);
+    if !others.is_empty() {
+        return Err(rule_failure(others));
     }
-    let program = Program::new(compiled);
     let prefixes = Prefixes::new(
         store
             .prefixes
@@ -355,12 +389,67 @@ fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure
     );
     let text = output::deps::render(&program, &store.dict, &prefixes, settings.format);
     write_text(settings.output.as_deref(), &text)?;
-    let unstratified = program.stratification_errors(&store.dict);
     if unstratified.is_empty() {
         Ok(Outcome::Done)
     } else {
         Err(rule_failure(unstratified))
     }
+}
+
+/// Findings of a lint run (the report is the output, so the failure itself says only how it ended).
+#[derive(Debug, Error, Diagnostic)]
+#[error("lint found {errors} error(s){}", if *.denied { " (warnings denied)" } else { "" })]
+#[diagnostic(code(reasonctl::lint::failed))]
+pub struct LintFailed {
+    errors: usize,
+    denied: bool,
+}
+
+/// `reasonctl lint`: every finding of every rule, as a report on stdout; exit 1 when any is an error (a warning
+/// under `--deny-warnings`), 2 when an input could not be read.
+fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Failure> {
+    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let checks = Checks {
+        data: !settings.sources.is_empty(),
+        warnings: true,
+    };
+    let mut validation = lint::validate(&settings.rules, &mut store, checks);
+    if settings.deny_warnings {
+        for f in &mut validation.findings {
+            f.severity = lint::Severity::Error;
+        }
+    }
+    let findings = &validation.findings;
+    let text = match settings.format {
+        LintFormat::Human => {
+            let terminal = settings.output.is_none() && std::io::stdout().is_terminal();
+            let style = report::Style {
+                color: terminal && std::env::var_os("NO_COLOR").is_none(),
+                width: std::env::var("COLUMNS")
+                    .ok()
+                    .and_then(|c| c.parse().ok())
+                    .filter(|_| terminal)
+                    .unwrap_or(80),
+            };
+            report::human(findings, validation.texts.len(), style)
+        }
+        LintFormat::Json => report::json(findings),
+        LintFormat::Sarif => report::sarif(findings),
+    };
+    write_text(settings.output.as_deref(), &text)?;
+    let (errors, _) = report::counts(findings);
+    let unreadable = findings.iter().any(|f| f.code == lint::codes::UNREADABLE);
+    if errors == 0 {
+        return Ok(Outcome::Done);
+    }
+    Err(Failure {
+        report: Report::new(LintFailed {
+            errors,
+            denied: settings.deny_warnings,
+        }),
+        exit_code: if unreadable { 2 } else { 1 },
+        broken_pipe: false,
+    })
 }
 
 /// Writes text to a file (atomically) or to stdout.

@@ -35,6 +35,9 @@ pub enum Command {
     Materialize(MaterializeArgs),
     /// Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data.
     Query(QueryArgs),
+    /// Check rules without running them: every rule that cannot run is an error with a code, the rule id, the
+    /// construct in its source and the fix; likely mistakes are warnings.
+    Lint(LintArgs),
     /// Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated
     /// reads; a program that cannot be stratified exits 1 with its cycle.
     Deps(DepsArgs),
@@ -185,6 +188,43 @@ pub struct QueryArgs {
 
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
+}
+
+/// `reasonctl lint`.
+#[derive(Debug, clap::Args)]
+pub struct LintArgs {
+    /// Rule files (.rq, .sparql, .json, a .jsonld holding rules), folders of them, and data files carrying
+    /// stored f:rule values (their data also checks head graphs and the terms bodies name).
+    #[arg(value_name = "FILES", required_unless_present = "rules")]
+    pub files: Vec<String>,
+
+    /// A rules file or folder (also accepted as FILES); repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub rules: Vec<PathBuf>,
+
+    /// Take stored f:rule values from this named graph only.
+    #[arg(long, value_name = "IRI")]
+    pub rules_graph: Option<String>,
+
+    /// The syntax of every data file, instead of guessing it from the extension.
+    #[arg(long, value_name = "FORMAT")]
+    pub data_format: Option<DataFormat>,
+
+    /// The base IRI relative IRIs of the data resolve against (default: each file's own file:// IRI).
+    #[arg(long, value_name = "IRI")]
+    pub base: Option<String>,
+
+    /// human: miette's report (colour on a terminal); json: one object per finding; sarif: SARIF 2.1.0.
+    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    pub format: crate::lint::report::LintFormat,
+
+    /// Treat warnings as errors (exit 1).
+    #[arg(long)]
+    pub deny_warnings: bool,
+
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `reasonctl deps`.

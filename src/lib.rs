@@ -7,6 +7,7 @@ pub mod cli;
 pub mod datalog;
 pub mod exec;
 pub mod ir;
+pub mod lint;
 pub mod output;
 pub mod plan;
 pub mod query;

@@ -22,7 +22,7 @@ pub use source::{RuleSources, collect};
 pub enum RuleError {
     /// A rules file or folder could not be read (the tool's own input: exit 2).
     #[error("cannot read rules from {path}: {reason}")]
-    #[diagnostic(code(reasonctl::rules::unreadable), help("check the --rules path"))]
+    #[diagnostic(help("check the --rules path"))]
     Unreadable {
         /// The path.
         path: PathBuf,
@@ -31,10 +31,7 @@ pub enum RuleError {
     },
     /// The rule text is not valid SPARQL.
     #[error("rule {rule}: not valid SPARQL: {message}")]
-    #[diagnostic(
-        code(reasonctl::rules::syntax),
-        help("a SPARQL rule is CONSTRUCT {{ heads }} WHERE {{ body }}")
-    )]
+    #[diagnostic(help("a SPARQL rule is CONSTRUCT {{ heads }} WHERE {{ body }}"))]
     Syntax {
         /// The rule id.
         rule: String,
@@ -42,11 +39,10 @@ pub enum RuleError {
         message: String,
     },
     /// The rule is a SELECT, ASK or DESCRIBE query.
-    #[error("rule {rule}: a rule is a CONSTRUCT query, not {form}")]
-    #[diagnostic(
-        code(reasonctl::rules::not_construct),
-        help("write it as CONSTRUCT {{ heads }} WHERE {{ body }}")
+    #[error(
+        "rule {rule}: a rule is a CONSTRUCT query, not {form}: SPARQL rules must be CONSTRUCT … WHERE …; the template is the head"
     )]
+    #[diagnostic(help("write it as CONSTRUCT {{ heads }} WHERE {{ body }}"))]
     NotConstruct {
         /// The rule id.
         rule: String,
@@ -54,40 +50,39 @@ pub enum RuleError {
         form: &'static str,
     },
     /// The body uses a construct rules reject.
-    #[error("rule {rule}: {construct} is not allowed in a rule body")]
-    #[diagnostic(code(reasonctl::rules::rejected_construct), help("{help}"))]
+    #[error("rule {rule}: {construct} is not allowed in a rule body: {why}")]
+    #[diagnostic(help("{help}"))]
     Rejected {
         /// The rule id.
         rule: String,
         /// The construct.
         construct: &'static str,
+        /// Why a rule cannot run it.
+        why: &'static str,
         /// The rewrite.
         help: &'static str,
     },
-    /// A head variable the body never binds.
-    #[error("rule {rule}: head variable ?{var} is not bound by the body")]
-    #[diagnostic(
-        code(reasonctl::rules::unbound_head_var),
-        help(
-            "bind ?{var} in a triple pattern, BIND or VALUES of the body (a FILTER does not bind)"
-        )
+    /// Head variables the body never binds.
+    #[error(
+        "rule {rule}: {} not bound by the body; every variable used in the head must be bound by the body",
+        quoted_vars(vars)
     )]
+    #[diagnostic(help(
+        "bind each in a triple pattern, BIND or VALUES of the body (a FILTER does not bind), or remove it from the head"
+    ))]
     UnboundHeadVar {
         /// The rule id.
         rule: String,
-        /// The variable.
-        var: String,
+        /// The variables, without `?`, in head order.
+        vars: Vec<String>,
     },
     /// A variable a negation shares with the rest of the rule that no positive pattern binds.
     #[error(
         "rule {rule}: ?{var} appears in a negation (NOT EXISTS) and elsewhere in the rule, but no positive pattern binds it"
     )]
-    #[diagnostic(
-        code(reasonctl::rules::unsafe_negation),
-        help(
-            "bind ?{var} with a triple pattern of the group the NOT EXISTS filters (outside it), or rename it inside the NOT EXISTS if it is meant to be local there"
-        )
-    )]
+    #[diagnostic(help(
+        "bind ?{var} with a triple pattern of the group the NOT EXISTS filters (outside it), or rename it inside the NOT EXISTS if it is meant to be local there"
+    ))]
     UnsafeNegation {
         /// The rule id.
         rule: String,
@@ -98,12 +93,9 @@ pub enum RuleError {
     #[error(
         "rules cannot be stratified: {cycle}; rule {rule} reads {facts} under {construct}, and its own recursive group derives them"
     )]
-    #[diagnostic(
-        code(reasonctl::rules::unstratified),
-        help(
-            "a negation or an aggregate may only read facts of earlier stages: make {rule} read facts no rule of the cycle derives, or remove one rule of the cycle"
-        )
-    )]
+    #[diagnostic(help(
+        "a negation or an aggregate may only read facts of earlier stages: make {rule} read facts no rule of the cycle derives, or remove one rule of the cycle"
+    ))]
     Unstratified {
         /// The reading rule.
         rule: String,
@@ -116,20 +108,14 @@ pub enum RuleError {
     },
     /// A blank node in a head would mint a new node per derivation.
     #[error("rule {rule}: a head cannot contain a blank node")]
-    #[diagnostic(
-        code(reasonctl::rules::head_blank_node),
-        help("use a variable bound by the body, or an IRI")
-    )]
+    #[diagnostic(help("use a variable bound by the body, or an IRI"))]
     HeadBlankNode {
         /// The rule id.
         rule: String,
     },
     /// An annotation in a head (reifier minting is not decided yet).
     #[error("rule {rule}: {construct} is not allowed in a head: a head cannot mint reifiers")]
-    #[diagnostic(
-        code(reasonctl::rules::head_annotation),
-        help("derive the plain triple; minting reifiers in heads is not supported yet")
-    )]
+    #[diagnostic(help("derive the plain triple; minting reifiers in heads is not supported yet"))]
     HeadAnnotation {
         /// The rule id.
         rule: String,
@@ -138,20 +124,14 @@ pub enum RuleError {
     },
     /// A JSON-LD head node without `@id`.
     #[error("rule {rule}: a head node has no \"@id\"; it would mint a fresh node for every match")]
-    #[diagnostic(
-        code(reasonctl::rules::head_anonymous),
-        help("give the node an \"@id\": a \"?variable\" bound by the body, or an IRI")
-    )]
+    #[diagnostic(help("give the node an \"@id\": a \"?variable\" bound by the body, or an IRI"))]
     HeadAnonymous {
         /// The rule id.
         rule: String,
     },
     /// A head value object whose lexical form is invalid for its datatype.
     #[error("rule {rule}: \"{value}\" is not a valid {datatype}")]
-    #[diagnostic(
-        code(reasonctl::rules::invalid_literal),
-        help("write a value of that datatype, or change the \"@type\"")
-    )]
+    #[diagnostic(help("write a value of that datatype, or change the \"@type\""))]
     InvalidLiteral {
         /// The rule id.
         rule: String,
@@ -162,10 +142,7 @@ pub enum RuleError {
     },
     /// The JSON text of a JSON-LD rule does not parse.
     #[error("rule {rule}: not valid JSON at line {line}, column {column}: {message}")]
-    #[diagnostic(
-        code(reasonctl::rules::json_syntax),
-        help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}")
-    )]
+    #[diagnostic(help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}"))]
     JsonSyntax {
         /// The rule id.
         rule: String,
@@ -178,10 +155,7 @@ pub enum RuleError {
     },
     /// A JSON-LD rule without `where` or `insert`.
     #[error("rule {rule}: a JSON-LD rule needs \"{key}\"")]
-    #[diagnostic(
-        code(reasonctl::rules::missing_key),
-        help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}")
-    )]
+    #[diagnostic(help("a JSON-LD rule is {{\"@context\": …, \"where\": …, \"insert\": …}}"))]
     MissingKey {
         /// The rule id.
         rule: String,
@@ -190,10 +164,7 @@ pub enum RuleError {
     },
     /// An `@`-key with no meaning in its position (it would otherwise be ignored silently).
     #[error("rule {rule}: \"{key}\" has no meaning in {position}")]
-    #[diagnostic(
-        code(reasonctl::rules::unknown_key),
-        help("remove it: a rule fails closed on keys the engine would ignore")
-    )]
+    #[diagnostic(help("remove it: a rule fails closed on keys the engine would ignore"))]
     UnknownKey {
         /// The rule id.
         rule: String,
@@ -204,12 +175,9 @@ pub enum RuleError {
     },
     /// A bare key the rule's context does not define.
     #[error("rule {rule}: \"{key}\" is not defined by the rule's @context")]
-    #[diagnostic(
-        code(reasonctl::rules::undefined_term),
-        help(
-            "define \"{key}\" in @context, or write it as a compact IRI (ex:{key}) or an absolute IRI"
-        )
-    )]
+    #[diagnostic(help(
+        "define \"{key}\" in @context, or write it as a compact IRI (ex:{key}) or an absolute IRI"
+    ))]
     UndefinedTerm {
         /// The rule id.
         rule: String,
@@ -218,10 +186,9 @@ pub enum RuleError {
     },
     /// A compact IRI whose prefix the context does not define.
     #[error("rule {rule}: {operand} uses a prefix the rule's @context does not define")]
-    #[diagnostic(
-        code(reasonctl::rules::undefined_prefix),
-        help("define the prefix in @context for an IRI, or quote it (\"{operand}\") for a string")
-    )]
+    #[diagnostic(help(
+        "define the prefix in @context for an IRI, or quote it (\"{operand}\") for a string"
+    ))]
     UndefinedPrefix {
         /// The rule id.
         rule: String,
@@ -230,10 +197,7 @@ pub enum RuleError {
     },
     /// A bare word in a filter: neither a string nor an IRI.
     #[error("rule {rule}: the bare word {word} in a filter is neither a string nor an IRI")]
-    #[diagnostic(
-        code(reasonctl::rules::bare_word),
-        help("quote it for a string (\"{word}\"), or prefix it for an IRI (ex:{word})")
-    )]
+    #[diagnostic(help("quote it for a string (\"{word}\"), or prefix it for an IRI (ex:{word})"))]
     BareWord {
         /// The rule id.
         rule: String,
@@ -242,12 +206,9 @@ pub enum RuleError {
     },
     /// A keyword array whose keyword is unknown.
     #[error("rule {rule}: unknown keyword \"{keyword}\" in \"where\"")]
-    #[diagnostic(
-        code(reasonctl::rules::unknown_keyword),
-        help(
-            "use filter, bind, values, union, optional, minus, exists, not-exists, query or graph"
-        )
-    )]
+    #[diagnostic(help(
+        "use filter, bind, values, union, optional, minus, exists, not-exists, query or graph"
+    ))]
     UnknownKeyword {
         /// The rule id.
         rule: String,
@@ -256,12 +217,9 @@ pub enum RuleError {
     },
     /// A filter function the language does not have.
     #[error("rule {rule}: unknown function {name}")]
-    #[diagnostic(
-        code(reasonctl::rules::unknown_function),
-        help(
-            "use a SPARQL function name in prefix form, e.g. (strStarts ?n \"A\"), or an XSD cast (xsd:integer ?x)"
-        )
-    )]
+    #[diagnostic(help(
+        "use a SPARQL function name in prefix form, e.g. (strStarts ?n \"A\"), or an XSD cast (xsd:integer ?x)"
+    ))]
     UnknownFunction {
         /// The rule id.
         rule: String,
@@ -270,10 +228,7 @@ pub enum RuleError {
     },
     /// The rule's `@context` is malformed.
     #[error("rule {rule}: {message}")]
-    #[diagnostic(
-        code(reasonctl::rules::bad_context),
-        help("a rule's @context maps prefixes and terms to IRIs")
-    )]
+    #[diagnostic(help("a rule's @context maps prefixes and terms to IRIs"))]
     BadContext {
         /// The rule id.
         rule: String,
@@ -282,10 +237,7 @@ pub enum RuleError {
     },
     /// Any other malformed JSON-LD rule shape.
     #[error("rule {rule}: {message}")]
-    #[diagnostic(
-        code(reasonctl::rules::jsonld_shape),
-        help("see docs/jsonld-rules.md for the JSON-LD rule syntax")
-    )]
+    #[diagnostic(help("see docs/jsonld-rules.md for the JSON-LD rule syntax"))]
     JsonLdShape {
         /// The rule id.
         rule: String,
@@ -294,10 +246,7 @@ pub enum RuleError {
     },
     /// A named-graph head names a graph the data does not have.
     #[error("rule {rule}: head graph <{graph}> is not a named graph of the loaded data")]
-    #[diagnostic(
-        code(reasonctl::rules::head_graph_absent),
-        help("load data into <{graph}> first, or write the head without GRAPH")
-    )]
+    #[diagnostic(help("load data into <{graph}> first, or write the head without GRAPH"))]
     HeadGraphAbsent {
         /// The rule id.
         rule: String,
@@ -306,10 +255,9 @@ pub enum RuleError {
     },
     /// Two rules share an id.
     #[error("two rules have the id {id}")]
-    #[diagnostic(
-        code(reasonctl::rules::duplicate_id),
-        help("rename one of them (#@rule NAME, the JSON-LD @id, or the stored rule's subject)")
-    )]
+    #[diagnostic(help(
+        "rename one of them (#@rule NAME, the JSON-LD @id, or the stored rule's subject)"
+    ))]
     DuplicateId {
         /// The id.
         id: String,
@@ -318,12 +266,9 @@ pub enum RuleError {
     #[error(
         "stored rule {subject}: an f:rule value must be a literal typed f:sparql or rdf:JSON, found {found}"
     )]
-    #[diagnostic(
-        code(reasonctl::rules::stored_shape),
-        help(
-            "store it as \"CONSTRUCT {{ … }} WHERE {{ … }}\"^^f:sparql, or as a JSON-LD rule object with \"@type\": \"@json\""
-        )
-    )]
+    #[diagnostic(help(
+        "store it as \"CONSTRUCT {{ … }} WHERE {{ … }}\"^^f:sparql, or as a JSON-LD rule object with \"@type\": \"@json\""
+    ))]
     StoredShape {
         /// The subject carrying the value.
         subject: String,
@@ -332,17 +277,14 @@ pub enum RuleError {
     },
     /// Two `f:rule` values on one subject.
     #[error("stored rule {subject}: more than one f:rule value")]
-    #[diagnostic(
-        code(reasonctl::rules::stored_twice),
-        help("a rule id names one rule: give each rule its own subject")
-    )]
+    #[diagnostic(help("a rule id names one rule: give each rule its own subject"))]
     StoredTwice {
         /// The subject.
         subject: String,
     },
     /// A construct the executor does not run.
     #[error("rule {rule}: {source}")]
-    #[diagnostic(code(reasonctl::rules::unsupported), help("see the message"))]
+    #[diagnostic(forward(source))]
     Lower {
         /// The rule id.
         rule: String,
@@ -351,14 +293,27 @@ pub enum RuleError {
     },
     /// The program reads NOW() and no evaluation time was given.
     #[error("rules {rules} read the clock (NOW()), and no evaluation time was given")]
-    #[diagnostic(
-        code(reasonctl::rules::clock_without_time),
-        help("pass --reasoning-time 2026-01-01T00:00:00Z so every run derives the same facts")
-    )]
+    #[diagnostic(help(
+        "pass --reasoning-time 2026-01-01T00:00:00Z so every run derives the same facts"
+    ))]
     ClockWithoutTime {
         /// The rule ids.
         rules: String,
     },
+}
+
+/// `` `?a` is`` or `` `?a`, `?b` are``.
+fn quoted_vars(vars: &[String]) -> String {
+    let list = vars
+        .iter()
+        .map(|v| format!("`?{v}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if vars.len() == 1 {
+        format!("head variable {list} is")
+    } else {
+        format!("head variables {list} are")
+    }
 }
 
 impl RuleError {

@@ -517,3 +517,95 @@ fn deps_text_fits_80_columns_and_json_lists_stages_producers_first() {
     }
     assert_eq!(json["unstratified"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn lint_sarif_output_is_valid_sarif_2_1_0() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let schema: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(root.join("sarif/sarif-schema-2.1.0.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("the SARIF schema compiles");
+    let out = reasonctl()
+        .arg("lint")
+        .arg(root.join("lint/sparql-unsafe-negation/rules.rq"))
+        .arg(root.join("lint/jsonld-filter-bare-word/rule.json"))
+        .arg(root.join("lint/warning-never-matches/rules.rq"))
+        .arg(root.join("lint/warning-never-matches/data.ttl"))
+        .arg(root.join("lint/stored-rule-wrong-datatype/data.ttl"))
+        .args(["--format", "sarif"])
+        .assert()
+        .code(1);
+    let log: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&log)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "{log:#}");
+    // The schema is not vacuous: a result without a message is refused.
+    let mut broken = log.clone();
+    broken["runs"][0]["results"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("message");
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn lint_json_findings_carry_code_rule_file_line_column_and_help() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lint");
+    let out = reasonctl()
+        .arg("lint")
+        .arg(root.join("sparql-optional/rules.rq"))
+        .args(["--format", "json"])
+        .assert()
+        .code(1);
+    let findings: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let f = &findings[0];
+    assert_eq!(f["code"], "reasonctl::rules::rejected_construct");
+    assert_eq!(f["severity"], "error");
+    assert!(f["rule"].as_str().unwrap().ends_with("rules.rq"));
+    assert!(
+        f["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("sparql-optional/rules.rq")
+    );
+    assert_eq!(
+        (f["line"].as_u64(), f["column"].as_u64()),
+        (Some(4), Some(3))
+    );
+    assert!(f["help"].as_str().unwrap().contains("NOT EXISTS"));
+}
+
+#[test]
+fn lint_checks_every_rule_of_a_folder_and_reports_each_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        let body = if i % 10 == 7 {
+            // every tenth rule (from the eighth) is broken: an OPTIONAL
+            format!("?x ex:p{i} ?y OPTIONAL {{ ?y ex:q ?z }}")
+        } else {
+            format!("?x ex:p{i} ?y . ?y ex:q ?z")
+        };
+        fs::write(
+            dir.path().join(format!("r{i:03}.rq")),
+            format!("PREFIX ex: <http://example.org/>\nCONSTRUCT {{ ?x ex:p{} ?y }} WHERE {{ {body} }}\n", i + 1),
+        )
+        .unwrap();
+    }
+    let out = reasonctl().arg("lint").arg(dir.path()).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("40 rule(s) checked: 4 error(s), 0 warning(s)"),
+        "{stdout}"
+    );
+    for i in [7, 17, 27, 37] {
+        assert!(
+            stdout.contains(&format!("r{i:03}.rq:2:")),
+            "r{i:03} not reported: {stdout}"
+        );
+    }
+}

@@ -94,6 +94,7 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
                 Origin::File {
                     path: "r.rq".into(),
                     offset: 0,
+                    prologue: 0,
                 },
                 text,
                 &mut store.dict,

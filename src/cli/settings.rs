@@ -4,10 +4,11 @@ use miette::Diagnostic;
 use thiserror::Error;
 
 use super::{
-    Args, Command, DataArgs, DepsArgs, MaterializeArgs, QueryArgs, ReasoningArgs, ScheduleArg,
+    Args, Command, DataArgs, DepsArgs, LintArgs, MaterializeArgs, QueryArgs, ReasoningArgs,
+    ScheduleArg,
 };
 use crate::app::{
-    CommandSettings, DepsSettings, MaterializeSettings, QueryInput, QuerySettings,
+    CommandSettings, DepsSettings, LintSettings, MaterializeSettings, QueryInput, QuerySettings,
     ReasoningSettings, Settings,
 };
 use crate::datalog::{Budget, Schedule};
@@ -102,6 +103,7 @@ pub fn task(args: Args) -> Result<Task, SettingsError> {
         Command::Materialize(m) => CommandSettings::Materialize(materialize(m)?),
         Command::Query(q) => CommandSettings::Query(query(q)?),
         Command::Deps(d) => CommandSettings::Deps(deps(d)?),
+        Command::Lint(l) => CommandSettings::Lint(lint(l)?),
     };
     Ok(Task::Run(Box::new(Settings {
         threads: args.threads,
@@ -272,6 +274,60 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         sources,
         load,
         format: args.format,
+        output: args.output,
+    })
+}
+
+/// Whether a `lint` input is rules (a folder, `.rq`, `.sparql`, `.json`, or a `.jsonld` whose top level has
+/// `where` or `insert`) rather than data.
+fn is_rules_input(arg: &str) -> bool {
+    let path = std::path::Path::new(arg);
+    if path.is_dir() {
+        return true;
+    }
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("rq" | "sparql" | "json") => true,
+        Some("jsonld") => {
+            let rule =
+                |v: &serde_json::Value| v.get("where").is_some() || v.get("insert").is_some();
+            match std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+            {
+                Some(serde_json::Value::Array(items)) => items.iter().any(rule),
+                Some(v) => rule(&v),
+                // Unreadable or malformed: as rules, whose reader reports it with the rule syntax in mind.
+                None => true,
+            }
+        }
+        _ => false,
+    }
+}
+
+fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
+    let (rule_args, data_args): (Vec<String>, Vec<String>) =
+        args.files.into_iter().partition(|f| is_rules_input(f));
+    let (sources, load) = data(DataArgs {
+        data: data_args,
+        data_format: args.data_format,
+        base: args.base,
+    })?;
+    let mut paths: Vec<std::path::PathBuf> = rule_args.into_iter().map(Into::into).collect();
+    paths.extend(args.rules);
+    Ok(LintSettings {
+        rules: RuleSources {
+            paths,
+            graph: args.rules_graph,
+        },
+        sources,
+        load,
+        format: args.format,
+        deny_warnings: args.deny_warnings,
         output: args.output,
     })
 }

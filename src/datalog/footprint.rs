@@ -303,6 +303,7 @@ mod tests {
             crate::rules::Origin::File {
                 path: "r.rq".into(),
                 offset: 0,
+                prologue: 0,
             },
             &format!("PREFIX ex: <http://e/> CONSTRUCT {{ ?x ex:out ?y }} WHERE {{ {body} }}"),
             &mut dict,

@@ -96,18 +96,26 @@ pub fn compile(
     let heads = builder.heads;
     // A head variable bound only inside a not-exists is reported as the negation problem it is.
     let negation = validate::negation(&rule, &body, &builder.vars, &vars);
-    errors.extend(builder.errors.into_iter().filter_map(|e| {
+    let mut unbound: Vec<String> = Vec::new();
+    for e in builder.errors {
         match e {
-            HeadError::Unbound(v)
-                if negation
+            HeadError::Unbound(v) => {
+                let negated = negation
                     .iter()
-                    .any(|n| matches!(n, RuleError::UnsafeNegation { var, .. } if *var == v)) =>
-            {
-                None
+                    .any(|n| matches!(n, RuleError::UnsafeNegation { var, .. } if *var == v));
+                if !negated && !unbound.contains(&v) {
+                    unbound.push(v);
+                }
             }
-            e => Some(head_error(&rule, e)),
+            e => errors.push(head_error(&rule, e)),
         }
-    }));
+    }
+    if !unbound.is_empty() {
+        errors.push(RuleError::UnboundHeadVar {
+            rule: rule.clone(),
+            vars: unbound,
+        });
+    }
     errors.extend(negation);
     if !errors.is_empty() {
         return Err(errors);
@@ -162,7 +170,10 @@ fn head_error(rule: &str, e: HeadError) -> RuleError {
             key,
             position: "a head node".to_owned(),
         },
-        HeadError::Unbound(var) => RuleError::UnboundHeadVar { rule: r, var },
+        HeadError::Unbound(var) => RuleError::UnboundHeadVar {
+            rule: r,
+            vars: vec![var],
+        },
         HeadError::InvalidLiteral { value, datatype } => RuleError::InvalidLiteral {
             rule: r,
             value,

@@ -24,6 +24,9 @@ pub enum Origin {
         path: PathBuf,
         /// Start of the rule's own text in the file.
         offset: usize,
+        /// How many bytes at the start of the rule's text are the file's prologue (the file's first bytes) rather
+        /// than its own section: a rule-text offset `p` is file offset `p` below it, `offset + p - prologue` above.
+        prologue: usize,
     },
     /// An `f:rule` value in the data.
     Stored {

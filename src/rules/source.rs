@@ -118,6 +118,7 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
             origin: Origin::File {
                 path: path.to_owned(),
                 offset: 0,
+                prologue: 0,
             },
             language: Language::Sparql,
             text: text.to_owned(),
@@ -140,6 +141,7 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
                 origin: Origin::File {
                     path: path.to_owned(),
                     offset: *start,
+                    prologue: prologue.len(),
                 },
                 language: Language::Sparql,
                 text: format!("{prologue}{}", &text[*start..end]),
@@ -148,49 +150,96 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
         .collect()
 }
 
-/// A JSON-LD rules file: one rule object or an array of them; ids from `@id`, else FILE / FILE#N.
+/// A JSON-LD rules file: one rule object or an array of them; ids from `@id`, else FILE / FILE#N. Each rule's
+/// text is its own slice of the file, so positions in it map back to the file.
 fn split_json(path: &Path, file_id: &str, text: &str) -> Vec<RuleText> {
-    let origin = Origin::File {
-        path: path.to_owned(),
-        offset: 0,
-    };
-    let one = |id: String, text: String| RuleText {
+    let one = |id: String, range: std::ops::Range<usize>| RuleText {
         id,
-        origin: origin.clone(),
+        origin: Origin::File {
+            path: path.to_owned(),
+            offset: range.start,
+            prologue: 0,
+        },
         language: Language::JsonLd,
-        text,
+        text: text[range].to_owned(),
     };
+    let id_of = |v: &serde_json::Value| v.get("@id").and_then(|v| v.as_str()).map(str::to_owned);
     match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Array(items)) if items.len() > 1 => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let id = item
-                    .get("@id")
-                    .and_then(|v| v.as_str())
-                    .map_or_else(|| format!("{file_id}#{}", i + 1), str::to_owned);
-                one(id, item.to_string())
-            })
-            .collect(),
-        Ok(serde_json::Value::Array(items)) if items.len() == 1 => {
-            let id = items[0]
-                .get("@id")
-                .and_then(|v| v.as_str())
-                .unwrap_or(file_id)
-                .to_owned();
-            vec![one(id, items[0].to_string())]
+        Ok(serde_json::Value::Array(items)) => {
+            let ranges = array_items(text);
+            if ranges.len() != items.len() {
+                return vec![one(file_id.to_owned(), 0..text.len())];
+            }
+            let several = items.len() > 1;
+            items
+                .iter()
+                .zip(ranges)
+                .enumerate()
+                .map(|(i, (item, range))| {
+                    let id = id_of(item).unwrap_or_else(|| {
+                        if several {
+                            format!("{file_id}#{}", i + 1)
+                        } else {
+                            file_id.to_owned()
+                        }
+                    });
+                    one(id, range)
+                })
+                .collect()
         }
-        Ok(value) => {
-            let id = value
-                .get("@id")
-                .and_then(|v| v.as_str())
-                .unwrap_or(file_id)
-                .to_owned();
-            vec![one(id, text.to_owned())]
-        }
+        Ok(value) => vec![one(
+            id_of(&value).unwrap_or_else(|| file_id.to_owned()),
+            0..text.len(),
+        )],
         // Malformed JSON: the parser reports it, under the file's id.
-        Err(_) => vec![one(file_id.to_owned(), text.to_owned())],
+        Err(_) => vec![one(file_id.to_owned(), 0..text.len())],
     }
+}
+
+/// The byte ranges of the elements of the top-level JSON array in `text` (valid JSON).
+fn array_items(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut start: Option<usize> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'"' => {
+                start.get_or_insert(i);
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'[' | b'{' => {
+                if depth == 1 {
+                    start.get_or_insert(i);
+                }
+                depth += 1;
+            }
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some(s) = start.take() {
+                        out.push(s..text[..i].trim_end().len());
+                    }
+                }
+            }
+            b',' if depth == 1 => {
+                if let Some(s) = start.take() {
+                    out.push(s..text[..i].trim_end().len());
+                }
+            }
+            c if depth == 1 && !c.is_ascii_whitespace() => {
+                start.get_or_insert(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The `f:rule` values of the data (of one named graph when `graph` is given).
@@ -307,6 +356,18 @@ mod tests {
         );
         assert_eq!(rules.len(), 1);
         assert_eq!(rules[0].id, "dir/one.rq");
+    }
+
+    #[test]
+    fn json_array_items_are_their_own_slices_of_the_file() {
+        let text = "[ {\"@id\": \"a\", \"x\": [1, \"]\"]} ,\n  {\"where\": {}} ]";
+        let rules = split_json(Path::new("r.json"), "r.json", text);
+        assert_eq!(rules[0].text, "{\"@id\": \"a\", \"x\": [1, \"]\"]}");
+        assert_eq!(rules[1].text, "{\"where\": {}}");
+        let Origin::File { offset, .. } = rules[1].origin else {
+            panic!("a file")
+        };
+        assert_eq!(&text[offset..offset + 2], "{\"");
     }
 
     #[test]

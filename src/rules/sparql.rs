@@ -87,10 +87,34 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
             }
         }
     }
+    // spargebra rejects a CONSTRUCT with a top-level GROUP BY as a syntax error: say what it is.
+    if top_level_group_by(text) {
+        return Err(RuleError::Rejected {
+            rule: id.to_owned(),
+            construct: "GROUP BY at the top of a body",
+            why: "a CONSTRUCT template cannot read aggregates of its own WHERE",
+            help: "aggregate in a subquery: { SELECT ?x (COUNT(?y) AS ?n) WHERE { … } GROUP BY ?x }",
+        });
+    }
     Err(RuleError::Syntax {
         rule: id.to_owned(),
         message: first,
     })
+}
+
+/// Whether `GROUP BY` follows the last `}` of the text (comments aside): a top-level GROUP BY.
+fn top_level_group_by(text: &str) -> bool {
+    static GROUP_BY: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?i)\bGROUP\s+BY\b").expect("regex"));
+    let Some(last) = text.rfind('}') else {
+        return false;
+    };
+    let tail: String = text[last..]
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    GROUP_BY.is_match(&tail)
 }
 
 /// The text with its first `CONSTRUCT` keyword (outside comments, IRIs and strings) replaced by `INSERT`.
@@ -155,6 +179,7 @@ pub fn compile(
         errors.push(RuleError::Rejected {
             rule: id.to_owned(),
             construct: "a variable graph name in a head",
+            why: "the graph a fact goes to must be known before the run, to resolve it against the data",
             help: "name the graph: GRAPH <http://example.org/g> { … }",
         });
     }
@@ -229,10 +254,12 @@ pub fn compile(
             .iter()
             .any(|e| matches!(e, RuleError::UnsafeNegation { var, .. } if var == u))
     });
-    errors.extend(unbound.into_iter().map(|v| RuleError::UnboundHeadVar {
-        rule: id.to_owned(),
-        var: v,
-    }));
+    if !unbound.is_empty() {
+        errors.push(RuleError::UnboundHeadVar {
+            rule: id.to_owned(),
+            vars: unbound,
+        });
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -281,6 +308,7 @@ mod tests {
             Origin::File {
                 path: "r.rq".into(),
                 offset: 0,
+                prologue: 0,
             },
             text,
             &mut dict,
@@ -325,7 +353,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            matches!(&errors[0], RuleError::UnboundHeadVar { var, .. } if var == "c"),
+            matches!(&errors[0], RuleError::UnboundHeadVar { vars, .. } if vars == &["c"]),
             "{errors:?}"
         );
     }

@@ -30,14 +30,16 @@ pub fn service(rule: &str) -> RuleError {
     reject(
         rule,
         "SERVICE",
+        "a rule runs over the loaded data only",
         "load the remote data and reason over it locally",
     )
 }
 
-fn reject(rule: &str, construct: &'static str, help: &'static str) -> RuleError {
+fn reject(rule: &str, construct: &'static str, why: &'static str, help: &'static str) -> RuleError {
     RuleError::Rejected {
         rule: rule.to_owned(),
         construct,
+        why,
         help,
     }
 }
@@ -47,13 +49,25 @@ fn walk(rule: &str, op: &Op, top: bool, out: &mut Vec<RuleError>) {
         Op::LeftJoin { .. } => out.push(reject(
             rule,
             "OPTIONAL",
-            "a rule derives only from what every match binds: write one rule without the optional part and one that requires it",
+            "a fact derived from a match with the optional part missing would be retracted once the part is derived, and a fixpoint never retracts",
+            "write one rule without the optional part and one that requires it, or test absence with FILTER NOT EXISTS { … } (JSON-LD: [\"not-exists\", …])",
         )),
-        Op::Minus { .. } => out.push(reject(rule, "MINUS", "use FILTER NOT EXISTS { … } (JSON-LD: [\"not-exists\", …]), the supported negation")),
-        Op::Slice { .. } => out.push(reject(rule, "LIMIT / OFFSET", "remove it: a rule derives from every match of its body")),
+        Op::Minus { .. } => out.push(reject(
+            rule,
+            "MINUS",
+            "its meaning depends on which variables the two sides share, which a rule cannot stratify reliably",
+            "use FILTER NOT EXISTS { … } (JSON-LD: [\"not-exists\", …]), the supported negation",
+        )),
+        Op::Slice { .. } => out.push(reject(
+            rule,
+            "LIMIT / OFFSET",
+            "which rows it keeps depends on evaluation order, so the derived facts would too",
+            "remove it: a rule derives from every match of its body",
+        )),
         Op::Group { .. } if top => out.push(reject(
             rule,
             "GROUP BY at the top of a body",
+            "a CONSTRUCT template cannot read aggregates of its own WHERE",
             "aggregate in a subquery: { SELECT ?x (COUNT(?y) AS ?n) WHERE { … } GROUP BY ?x }",
         )),
         _ => {}

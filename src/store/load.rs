@@ -179,7 +179,7 @@ pub enum LoadError {
     /// A syntax error the parser could not place (RDF/XML).
     #[error("{file}: {message}")]
     #[diagnostic(
-        code(reasonctl::load::syntax),
+        code(reasonctl::load::syntax_unplaced),
         help("fix the {format} syntax; if the file is in another syntax, pass --data-format")
     )]
     SyntaxUnplaced {

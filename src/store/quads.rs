@@ -130,6 +130,11 @@ impl TripleIndex {
             .map(|i| self.predicates[i].1)
     }
 
+    /// The distinct predicates, ascending by id.
+    pub fn predicates(&self) -> impl Iterator<Item = TermId> + '_ {
+        self.predicates.iter().map(|(p, _)| *p)
+    }
+
     /// How many distinct predicates.
     pub fn predicate_count(&self) -> usize {
         self.predicates.len()
