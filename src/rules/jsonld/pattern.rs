@@ -640,7 +640,14 @@ impl<'a> Lowerer<'a> {
         for k in m.keys() {
             if !matches!(
                 k.as_str(),
-                "select" | "selectDistinct" | "where" | "groupBy" | "having" | "orderBy"
+                "select"
+                    | "selectDistinct"
+                    | "where"
+                    | "groupBy"
+                    | "having"
+                    | "orderBy"
+                    | "limit"
+                    | "offset"
             ) {
                 return Err(WhereError::UnknownKey {
                     key: k.clone(),
@@ -753,12 +760,59 @@ impl<'a> Lowerer<'a> {
                     expr: e,
                 };
             }
+            // "orderBy": ["?v", "(desc ?w)", …] (it matters to GROUP_CONCAT above, and to LIMIT).
+            let order: Vec<Value> = match m.get("orderBy") {
+                None => Vec::new(),
+                Some(Value::Array(items)) => items.clone(),
+                Some(one) => vec![one.clone()],
+            };
+            let mut keys: Vec<(Expr, bool)> = Vec::new();
+            for item in &order {
+                let e = sexpr::from_value(item).map_err(WhereError::Shape)?;
+                let (inner, desc) = match &e {
+                    SExpr::List(l)
+                        if l.len() == 2
+                            && matches!(&l[0], SExpr::Word(w) if w.eq_ignore_ascii_case("desc") || w.eq_ignore_ascii_case("asc")) =>
+                    {
+                        let desc =
+                            matches!(&l[0], SExpr::Word(w) if w.eq_ignore_ascii_case("desc"));
+                        (l[1].clone(), desc)
+                    }
+                    _ => (e.clone(), false),
+                };
+                keys.push((self.expr(&inner, None)?, desc));
+            }
+            if !keys.is_empty() {
+                op = Op::OrderBy {
+                    input: Box::new(op),
+                    keys,
+                };
+            }
             op = Op::Project {
                 input: Box::new(op),
                 vars: outer.clone(),
             };
             if distinct {
                 op = Op::Distinct(Box::new(op));
+            }
+            // LIMIT / OFFSET lower as in SPARQL; rule validation then rejects them with its reason.
+            let count = |key: &str| -> R<Option<usize>> {
+                match m.get(key) {
+                    None => Ok(None),
+                    Some(v) => v.as_u64().map(|n| Some(n as usize)).ok_or_else(|| {
+                        WhereError::Shape(format!(
+                            "\"{key}\" takes a non-negative integer, found {v}"
+                        ))
+                    }),
+                }
+            };
+            let (limit, offset) = (count("limit")?, count("offset")?);
+            if limit.is_some() || offset.is_some() {
+                op = Op::Slice {
+                    input: Box::new(op),
+                    offset: offset.unwrap_or(0),
+                    limit,
+                };
             }
             Ok(op)
         })();
