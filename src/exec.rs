@@ -65,6 +65,13 @@ pub enum ExecError {
         help("bind one end of the path, or raise the limit")
     )]
     PathLimit(usize),
+    /// A closure with both ends free relates more pairs than allowed.
+    #[error("a property path with both ends free relates more than {0} pairs")]
+    #[diagnostic(
+        code(reasonctl::exec::pair_limit),
+        help("bind one end of the path, or raise the budget")
+    )]
+    PairLimit(usize),
 }
 
 /// A cancellation handle with an optional deadline, checked between batches.
@@ -123,6 +130,8 @@ pub struct Context<'a> {
     pub cancel: Cancel,
     /// The most nodes one property-path traversal may visit.
     pub path_limit: usize,
+    /// The most pairs a closure with both ends free may produce (it counts them before producing any).
+    pub pair_limit: usize,
     /// The named graphs, sorted (from the dataset, or every named graph of the view).
     pub named: Vec<TermId>,
 }
@@ -138,6 +147,7 @@ impl<'a> Context<'a> {
             env,
             cancel: Cancel::new(),
             path_limit: 10_000_000,
+            pair_limit: usize::MAX,
         }
     }
 
@@ -165,6 +175,8 @@ pub struct State<'a> {
     pub(crate) bnodes: eval::BnodeLabels,
     /// Rows each node produced (for `--explain-plan`).
     pub actual: Vec<u64>,
+    /// Dense graphs of closure paths.
+    pub(crate) links: path::closure::LinkCache,
 }
 
 impl<'a> State<'a> {
@@ -175,6 +187,7 @@ impl<'a> State<'a> {
             caches: (0..plan.nodes).map(|_| None).collect(),
             bnodes: eval::BnodeLabels::default(),
             actual: vec![0; plan.nodes],
+            links: path::closure::LinkCache::default(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! This module defines property-path evaluation: one step of a path expression from a node, closures by
 //! breadth-first search with a visited-node limit, and the pairs a path relates for one row.
 
+pub mod closure;
+
 use hashbrown::HashSet;
 
 use crate::ir::PathExpr;
@@ -152,11 +154,130 @@ fn reach_bound(
     Ok(())
 }
 
+/// A closure of one predicate, which [`closure`] evaluates fast: `p+`, `^p+`, `p*`, `^p*` as (predicate,
+/// forward, zero-length included).
+fn link_closure(path: &PathExpr) -> Option<(TermId, bool, bool)> {
+    let (inner, zero) = match path {
+        PathExpr::OneOrMore(q) => (q, false),
+        PathExpr::ZeroOrMore(q) => (q, true),
+        _ => return None,
+    };
+    match inner.as_ref() {
+        PathExpr::Link(p) => Some((*p, true, zero)),
+        PathExpr::Reverse(q) => match q.as_ref() {
+            PathExpr::Link(p) => Some((*p, false, zero)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// [`pairs`] for a closure of one predicate, over its dense graph.
+#[allow(clippy::too_many_arguments)]
+fn link_pairs(
+    cx: &Context<'_>,
+    links: &mut closure::LinkCache,
+    g: TermId,
+    (p, forward, zero): (TermId, bool, bool),
+    s: Resolved,
+    o: Resolved,
+    s_var: bool,
+    o_var: bool,
+    emit: &mut dyn FnMut(TermId, TermId) -> Result<bool, ExecError>,
+) -> Result<(), ExecError> {
+    let graph = links.get(&cx.view, g, p);
+    let limit = cx.path_limit;
+    let mut ends: Vec<u32> = Vec::new();
+    // The nodes one or more steps from `t` in direction `dir`, as terms.
+    let mut reach = |t: TermId, dir: bool, ends: &mut Vec<u32>| -> Result<(), ExecError> {
+        ends.clear();
+        if let Some(i) = graph.index(t) {
+            graph
+                .reach(i, dir, &mut links.stamp, limit, ends)
+                .map_err(ExecError::PathLimit)?;
+        }
+        cx.cancel.check()
+    };
+    // A zero-length step from a node bound by a variable stays only on a node of the graph.
+    let zero_ok = |t: TermId, from_var: bool| zero && (!from_var || in_graph(cx, g, t));
+    match (s, o) {
+        (Resolved::Impossible, _) | (_, Resolved::Impossible) => {}
+        (Resolved::Fixed(a), Resolved::Fixed(b)) => {
+            let hit = (a == b && zero_ok(a, s_var && o_var)) || {
+                reach(a, forward, &mut ends)?;
+                ends.iter().any(|&e| graph.term(e) == b)
+            };
+            if hit {
+                emit(a, b)?;
+            }
+        }
+        (Resolved::Fixed(a), Resolved::Free) => {
+            if zero_ok(a, s_var) && !emit(a, a)? {
+                return Ok(());
+            }
+            reach(a, forward, &mut ends)?;
+            for &e in &ends {
+                let b = graph.term(e);
+                if zero && b == a {
+                    continue;
+                }
+                if !emit(a, b)? {
+                    return Ok(());
+                }
+            }
+        }
+        (Resolved::Free, Resolved::Fixed(b)) => {
+            if zero_ok(b, o_var) && !emit(b, b)? {
+                return Ok(());
+            }
+            reach(b, !forward, &mut ends)?;
+            for &e in &ends {
+                let a = graph.term(e);
+                if zero && a == b {
+                    continue;
+                }
+                if !emit(a, b)? {
+                    return Ok(());
+                }
+            }
+        }
+        (Resolved::Free, Resolved::Free) => {
+            if zero {
+                for n in nodes(cx, g) {
+                    if !emit(n, n)? {
+                        return Ok(());
+                    }
+                }
+            }
+            let mut failed: Option<ExecError> = None;
+            let result = graph.all_pairs(cx.pair_limit, &mut |x, y| {
+                let (a, b) = if forward { (x, y) } else { (y, x) };
+                if zero && a == b {
+                    return true;
+                }
+                match emit(graph.term(a), graph.term(b)) {
+                    Ok(more) => more,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            result.map_err(|closure::TooManyPairs(n)| ExecError::PairLimit(n))?;
+        }
+    }
+    Ok(())
+}
+
 /// Calls `emit(start, end)` for every pair `path` relates in graph `g`, given how the row fixes each end
 /// (`*_var`: fixed by a variable's binding rather than a constant of the pattern).
 #[allow(clippy::too_many_arguments)]
 pub fn pairs(
     cx: &Context<'_>,
+    links: &mut closure::LinkCache,
     g: TermId,
     path: &PathExpr,
     s: Resolved,
@@ -165,6 +286,9 @@ pub fn pairs(
     o_var: bool,
     emit: &mut dyn FnMut(TermId, TermId) -> Result<bool, ExecError>,
 ) -> Result<(), ExecError> {
+    if let Some(link) = link_closure(path) {
+        return link_pairs(cx, links, g, link, s, o, s_var, o_var, emit);
+    }
     let mut ends = Vec::new();
     match (s, o) {
         (Resolved::Impossible, _) | (_, Resolved::Impossible) => {}

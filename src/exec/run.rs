@@ -223,7 +223,7 @@ pub fn run<'a>(
                 let (gs, gvar) = graphs(cx, named, graph, row);
                 for &g in gs.as_slice() {
                     let mut pairs = Vec::new();
-                    path::pairs(cx, g, p, s, o, s_var, o_var, &mut |a, b| {
+                    path::pairs(cx, &mut st.links, g, p, s, o, s_var, o_var, &mut |a, b| {
                         pairs.push((a, b));
                         Ok(true)
                     })?;
