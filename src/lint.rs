@@ -636,17 +636,16 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     "here",
                 ),
                 RuleError::Rejected { construct, .. } => {
-                    let word = match *construct {
-                        "OPTIONAL" => "optional",
-                        "MINUS" => "minus",
-                        "LIMIT / OFFSET" => "limit",
-                        _ => "",
+                    let range = match *construct {
+                        "OPTIONAL" => j.string_from_ci(body, "optional"),
+                        "MINUS" => j.string_from_ci(body, "minus"),
+                        "LIMIT / OFFSET" => j.key("limit").or_else(|| j.key("offset")),
+                        c if c.starts_with("GROUP BY") => {
+                            j.key("groupBy").or_else(|| j.key("having"))
+                        }
+                        _ => None,
                     };
-                    label(
-                        j.string_from(body, word)
-                            .or_else(|| j.key_from(body, "offset")),
-                        &format!("{construct} is not allowed in a rule"),
-                    )
+                    label(range, &format!("{construct} is not allowed in a rule"))
                 }
                 RuleError::UnboundHeadVar { vars, .. } => vars
                     .iter()
@@ -658,10 +657,18 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     })
                     .collect(),
                 RuleError::UnsafeNegation { var, .. } => {
-                    let neg = j.string_from(body, "not-exists");
-                    let inner = neg
-                        .as_ref()
-                        .and_then(|n| j.string_from(n.end, &format!("?{var}")));
+                    // The negation whose own region (up to the next negation) names the variable.
+                    let negations = j.all_ci(body, &["not-exists", "notexists"]);
+                    let name = format!("?{var}");
+                    let found = negations.iter().enumerate().find_map(|(i, n)| {
+                        let v = j.string_from(n.end, &name)?;
+                        let before_next = negations.get(i + 1).is_none_or(|m| v.start < m.start);
+                        before_next.then(|| (n.clone(), v))
+                    });
+                    let (neg, inner) = match found {
+                        Some((n, v)) => (Some(n), Some(v)),
+                        None => (negations.first().cloned(), None),
+                    };
                     let mut out =
                         label(inner, &format!("?{var} is bound only inside the negation"));
                     out.extend(label(neg, "this negation"));
@@ -675,7 +682,9 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                         )
                     } else {
                         label(
-                            j.string_from(body, "not-exists"),
+                            j.all_ci(body, &["not-exists", "notexists"])
+                                .into_iter()
+                                .next(),
                             "negates facts its own recursive group derives",
                         )
                     }
@@ -688,7 +697,11 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     label(j.key("insert"), "a head node here has no \"@id\"")
                 }
                 RuleError::InvalidLiteral { value, .. } => label(
-                    j.string_from(head, value),
+                    j.string_from(head, value).or_else(|| {
+                        t.text[head..]
+                            .find(value.as_str())
+                            .map(|p| head + p..head + p + value.len())
+                    }),
                     "not a valid value of its datatype",
                 ),
                 RuleError::MissingKey { key, .. } => {
@@ -706,20 +719,28 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 RuleError::UndefinedPrefix { operand, .. } => label(
                     j.key(operand)
                         .or_else(|| j.string_from(0, operand))
-                        .or_else(|| j.word_in_string_from(0, operand)),
+                        .or_else(|| j.operand_from(0, operand)),
                     "this prefix is not defined",
                 ),
-                RuleError::BareWord { word, .. } => label(
-                    j.word_in_string_from(body, word),
-                    "neither a string nor an IRI",
-                ),
+                RuleError::BareWord { word, .. } => {
+                    label(j.operand_from(body, word), "neither a string nor an IRI")
+                }
                 RuleError::UnknownKeyword { keyword, .. } => {
                     label(j.string_from(body, keyword), "not a keyword")
                 }
                 RuleError::UnknownFunction { name, .. } => {
-                    label(j.word_in_string_from(body, name), "unknown function")
+                    label(j.operand_from(body, name), "unknown function")
                 }
                 RuleError::BadContext { .. } => label(j.key("@context"), "in this @context"),
+                // The first quoted key or value the message names, if the rule has it.
+                RuleError::JsonLdShape { message, .. } => label(
+                    message
+                        .split('"')
+                        .skip(1)
+                        .step_by(2)
+                        .find_map(|q| j.key(q).or_else(|| j.string_from(0, q))),
+                    "here",
+                ),
                 RuleError::HeadGraphAbsent { .. } => {
                     label(j.key_from(head, "@graph"), "the data has no such graph")
                 }

@@ -107,7 +107,9 @@ pub enum RuleError {
         facts: String,
     },
     /// A blank node in a head would mint a new node per derivation.
-    #[error("rule {rule}: a head cannot contain a blank node")]
+    #[error(
+        "rule {rule}: a head cannot contain a blank node: it would mint a fresh node for every match"
+    )]
     #[diagnostic(help("use a variable bound by the body, or an IRI"))]
     HeadBlankNode {
         /// The rule id.
@@ -185,9 +187,12 @@ pub enum RuleError {
         key: String,
     },
     /// A compact IRI whose prefix the context does not define.
-    #[error("rule {rule}: {operand} uses a prefix the rule's @context does not define")]
+    #[error(
+        "rule {rule}: {operand} uses a prefix the rule's @context does not define: define the prefix in @context for an IRI, or quote it (\"{operand}\") for a string"
+    )]
     #[diagnostic(help(
-        "define the prefix in @context for an IRI, or quote it (\"{operand}\") for a string"
+        "add \"{}\": \"http://…/\" to the rule's @context, or write \"{operand}\" (quoted) if a string was meant",
+        operand.split(':').next().unwrap_or(operand)
     ))]
     UndefinedPrefix {
         /// The rule id.
@@ -196,13 +201,19 @@ pub enum RuleError {
         operand: String,
     },
     /// A bare word in a filter: neither a string nor an IRI.
-    #[error("rule {rule}: the bare word {word} in a filter is neither a string nor an IRI")]
-    #[diagnostic(help("quote it for a string (\"{word}\"), or prefix it for an IRI (ex:{word})"))]
+    #[error(
+        "rule {rule}: the bare word {word} in a filter is neither a string nor an IRI: quote it (\"{word}\") for a string, or give it a prefix the @context defines ({prefix}:{word}) for an IRI"
+    )]
+    #[diagnostic(help(
+        "a filter compares strings only when they are quoted; an unquoted name must be a compact IRI whose prefix the rule's @context defines, or <…> in full"
+    ))]
     BareWord {
         /// The rule id.
         rule: String,
         /// The word.
         word: String,
+        /// A prefix the rule's context defines (`prefix` when it defines none).
+        prefix: String,
     },
     /// A keyword array whose keyword is unknown.
     #[error("rule {rule}: unknown keyword \"{keyword}\" in \"where\"")]

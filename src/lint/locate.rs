@@ -370,26 +370,61 @@ impl<'t> Json<'t> {
             .map(|s| s.range.clone())
     }
 
+    /// The first string (key or value) equal to `value` ignoring ASCII case, at or after byte `from`.
+    pub fn string_from_ci(&self, from: usize, value: &str) -> Option<Range<usize>> {
+        self.strs
+            .iter()
+            .find(|s| s.value.eq_ignore_ascii_case(value) && s.range.start >= from)
+            .map(|s| s.range.clone())
+    }
+
+    /// Every string equal to one of `values` ignoring ASCII case, at or after byte `from`, in order.
+    pub fn all_ci(&self, from: usize, values: &[&str]) -> Vec<Range<usize>> {
+        self.strs
+            .iter()
+            .filter(|s| {
+                s.range.start >= from && values.iter().any(|v| s.value.eq_ignore_ascii_case(v))
+            })
+            .map(|s| s.range.clone())
+            .collect()
+    }
+
+    /// The first occurrence of `word` as a whole word inside an S-expression string (one starting with `(`) at
+    /// or after byte `from`, else inside any string.
+    pub fn operand_from(&self, from: usize, word: &str) -> Option<Range<usize>> {
+        let in_expr = self
+            .strs
+            .iter()
+            .filter(|s| s.range.start >= from && s.value.trim_start().starts_with('('))
+            .find_map(|s| self.word_in(s, word));
+        in_expr.or_else(|| self.word_in_string_from(from, word))
+    }
+
+    fn word_in(&self, s: &JsonStr, word: &str) -> Option<Range<usize>> {
+        let raw = &self.text[s.range.clone()];
+        let mut search = 0;
+        while let Some(p) = raw[search..].find(word) {
+            let at = search + p;
+            let before = raw[..at].chars().next_back();
+            let after = raw[at + word.len()..].chars().next();
+            let boundary = |c: Option<char>| {
+                c.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '?')))
+            };
+            if boundary(before) && boundary(after) {
+                return Some(s.range.start + at..s.range.start + at + word.len());
+            }
+            search = at + word.len();
+        }
+        None
+    }
+
     /// The first occurrence of `word` as a whole word inside a string value at or after byte `from` (an operand
     /// of a filter expression), as its own range.
     pub fn word_in_string_from(&self, from: usize, word: &str) -> Option<Range<usize>> {
-        for s in self.strs.iter().filter(|s| s.range.start >= from) {
-            let raw = &self.text[s.range.clone()];
-            let mut search = 0;
-            while let Some(p) = raw[search..].find(word) {
-                let at = search + p;
-                let before = raw[..at].chars().next_back();
-                let after = raw[at + word.len()..].chars().next();
-                let boundary = |c: Option<char>| {
-                    c.is_none_or(|c| !(c.is_alphanumeric() || matches!(c, ':' | '_' | '-' | '?')))
-                };
-                if boundary(before) && boundary(after) {
-                    return Some(s.range.start + at..s.range.start + at + word.len());
-                }
-                search = at + word.len();
-            }
-        }
-        None
+        self.strs
+            .iter()
+            .filter(|s| s.range.start >= from)
+            .find_map(|s| self.word_in(s, word))
     }
 
     /// The first `{` of the text (the rule object), as a one-byte range.

@@ -44,13 +44,28 @@ pub fn compile(
         }]);
     };
     let mut errors = Vec::new();
+    // A key a rule object gives no meaning would be ignored (a `values` restriction dropped, a `limit` not
+    // applied): every key is accounted for.
     for key in map.keys() {
-        if key.starts_with('@') && !matches!(key.as_str(), "@context" | "@id" | "@type") {
-            errors.push(RuleError::UnknownKey {
+        match key.as_str() {
+            "@context" | "context" | "@id" | "@type" | "where" | "insert" => {}
+            "groupBy" | "having" => errors.push(RuleError::Rejected {
+                rule: rule.clone(),
+                construct: "GROUP BY at the top of a body",
+                why: "a rule's insert cannot read aggregates of its own where",
+                help: "aggregate in a subquery: [\"query\", {\"select\": [\"?x\", \"(as (count ?y) ?n)\"], \"where\": …, \"groupBy\": [\"?x\"]}]",
+            }),
+            "limit" | "offset" => errors.push(RuleError::Rejected {
+                rule: rule.clone(),
+                construct: "LIMIT / OFFSET",
+                why: "which rows it keeps depends on evaluation order, so the derived facts would too",
+                help: "remove it: a rule derives from every match of its body",
+            }),
+            _ => errors.push(RuleError::UnknownKey {
                 rule: rule.clone(),
                 key: key.clone(),
-                position: "a rule object".to_owned(),
-            });
+                position: "a rule object (it holds \"@context\", \"@id\", \"where\" and \"insert\"; put values, filters and binds inside \"where\")".to_owned(),
+            }),
         }
     }
     let cx = match Context::parse(map.get("@context").or_else(|| map.get("context"))) {
@@ -145,7 +160,11 @@ fn where_error(rule: &str, e: WhereError) -> RuleError {
     match e {
         WhereError::Expand(e) => expand_error(rule, e),
         WhereError::FilterPrefix(operand) => RuleError::UndefinedPrefix { rule: r, operand },
-        WhereError::BareWord(word) => RuleError::BareWord { rule: r, word },
+        WhereError::BareWord(word, prefix) => RuleError::BareWord {
+            rule: r,
+            word,
+            prefix,
+        },
         WhereError::UnknownKey { key, position } => RuleError::UnknownKey {
             rule: r,
             key,

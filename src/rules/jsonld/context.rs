@@ -48,6 +48,23 @@ pub enum ExpandError {
 }
 
 impl Context {
+    /// A prefix the context defines (a term naming a namespace ending in `/` or `#`), alphabetically first: for
+    /// messages that show how to write a compact IRI.
+    pub fn some_prefix(&self) -> Option<&str> {
+        let mut prefixes: Vec<&str> = self
+            .terms
+            .iter()
+            .filter(|(_, d)| {
+                d.iri
+                    .as_deref()
+                    .is_some_and(|i| i.ends_with('/') || i.ends_with('#'))
+            })
+            .map(|(k, _)| k.as_str())
+            .collect();
+        prefixes.sort_unstable();
+        prefixes.first().copied()
+    }
+
     /// Parses a context value: an object, an array of objects, or null. Remote contexts (strings) are refused.
     pub fn parse(value: Option<&Value>) -> Result<Self, ExpandError> {
         let mut cx = Context::default();
@@ -75,7 +92,14 @@ impl Context {
             match (k.as_str(), v) {
                 ("@vocab", Value::String(s)) => self.vocab = Some(s.clone()),
                 ("@vocab", Value::Null) => self.vocab = None,
-                ("@base" | "@version" | "@language" | "@protected", _) => {}
+                ("@version" | "@protected", _) => {}
+                // A default language or direction would tag plain strings; the engine does not apply them, so a
+                // rule that declares one would match (or derive) something other than it says.
+                ("@language" | "@direction" | "@base", _) => {
+                    return Err(ExpandError::BadContext(format!(
+                        "{k} in a rule's context is not supported: write the language on each value ({{\"@value\": …, \"@language\": …}}) and IRIs in full or compact form"
+                    )));
+                }
                 (_, Value::String(s)) if s == "@type" => self.type_aliases.push(k.clone()),
                 (k, Value::String(s))
                     if !k.starts_with('@') && (s.contains("://") || s.starts_with("urn:")) =>
@@ -107,6 +131,14 @@ impl Context {
                     path: None,
                 },
                 Value::Object(o) => {
+                    if let Some(bad) = o
+                        .keys()
+                        .find(|key| !matches!(key.as_str(), "@id" | "@type" | "@path"))
+                    {
+                        return Err(ExpandError::BadContext(format!(
+                            "the term definition of {k} uses {bad}, which rules do not support (only \"@id\", \"@type\" and \"@path\")"
+                        )));
+                    }
                     let iri = match o.get("@id") {
                         Some(Value::String(s)) => Some(self.expand_iri(s)?),
                         None => None,

@@ -21,7 +21,8 @@ pub enum WhereError {
     /// An unquoted operand with an undefined prefix in a filter.
     FilterPrefix(String),
     /// A bare word in a filter.
-    BareWord(String),
+    /// A bare word, and a prefix the context defines (for the rewrite).
+    BareWord(String, String),
     /// An `@`-key with no meaning in its position.
     UnknownKey {
         /// The key.
@@ -242,7 +243,7 @@ impl<'a> Lowerer<'a> {
                             self.graph = outer;
                             acc = Op::join(acc, Op::join(Op::GraphName(graph), inner?));
                         }
-                        other => return Err(WhereError::UnknownKeyword(other.to_owned())),
+                        _ => return Err(WhereError::UnknownKeyword(keyword.clone())),
                     }
                 }
                 other => {
@@ -309,7 +310,56 @@ impl<'a> Lowerer<'a> {
                         };
                         let mut triples = Vec::new();
                         let edge_subject = self.subject(edge_map.get("@id"))?;
+                        for (k, v) in edge_map {
+                            if k == "@id" {
+                                continue;
+                            }
+                            if self.cx.is_type_key(k) {
+                                // `"@type": C` in the edge map is the edge `s rdf:type C`.
+                                let classes: Vec<&Value> = match v {
+                                    Value::Array(a) => a.iter().collect(),
+                                    v => vec![v],
+                                };
+                                for c in classes {
+                                    let Value::String(c) = c else {
+                                        return Err(WhereError::Shape(format!(
+                                            "a type is a string, found {c}"
+                                        )));
+                                    };
+                                    let class = match self.cx.expand(c)? {
+                                        Expanded::Var(v) => PatternTerm::Var(self.var(&v)),
+                                        Expanded::Iri(i) => PatternTerm::Const(self.iri(&i)),
+                                        Expanded::Type => {
+                                            return Err(WhereError::Shape(
+                                                "a type cannot be @type".to_owned(),
+                                            ));
+                                        }
+                                    };
+                                    let t = [
+                                        edge_subject.clone(),
+                                        PatternTerm::Const(wk::RDF_TYPE),
+                                        class,
+                                    ];
+                                    ops.push(self.pattern(
+                                        t[0].clone(),
+                                        t[1].clone(),
+                                        t[2].clone(),
+                                    ));
+                                    triples.push(t);
+                                }
+                            } else if k.starts_with('@') {
+                                return Err(WhereError::UnknownKey {
+                                    key: k.to_owned(),
+                                    position: "the edge a \"@reifies\" names",
+                                });
+                            }
+                        }
                         self.edges(edge_map, edge_subject, ops, &mut triples)?;
+                        if triples.is_empty() {
+                            return Err(WhereError::Shape(format!(
+                                "\"@reifies\" names no edge: give it a predicate key, as in {{\"@id\": \"?a\", \"ex:knows\": {{\"@id\": \"?b\"}}}}; found {edge}"
+                            )));
+                        }
                         for t in triples {
                             let reifies = PatternTerm::Const(self.iri(RDF_REIFIES));
                             ops.push(self.pattern(
@@ -378,7 +428,12 @@ impl<'a> Lowerer<'a> {
                 let path = parse_path(&path, self.cx)?;
                 let path = self.path_ids(&path);
                 for v in objects {
-                    let o = self.object(v, def.as_ref(), ops)?.0;
+                    let (o, annotation) = self.object(v, def.as_ref(), ops)?;
+                    if annotation.is_some() {
+                        return Err(WhereError::Shape(format!(
+                            "\"@annotation\" on the @path term {key}: a path relates two nodes through several facts, not one annotated edge; annotate a plain predicate instead"
+                        )));
+                    }
                     ops.push(Op::path(
                         s.clone(),
                         path.clone(),
@@ -442,10 +497,7 @@ impl<'a> Lowerer<'a> {
             }
             Value::Object(m) if m.contains_key("@value") => {
                 for k in m.keys() {
-                    if !matches!(
-                        k.as_str(),
-                        "@value" | "@type" | "@language" | "@annotation" | "@direction"
-                    ) {
+                    if !matches!(k.as_str(), "@value" | "@type" | "@language" | "@annotation") {
                         return Err(WhereError::UnknownKey {
                             key: k.clone(),
                             position: "a value object",
@@ -853,7 +905,10 @@ impl<'a> Lowerer<'a> {
                         Err(_) => return Err(WhereError::FilterPrefix(w.clone())),
                     }
                 } else {
-                    return Err(WhereError::BareWord(w.clone()));
+                    return Err(WhereError::BareWord(
+                        w.clone(),
+                        self.cx.some_prefix().unwrap_or("prefix").to_owned(),
+                    ));
                 }
             }
             SExpr::List(items) => {
@@ -877,7 +932,8 @@ impl<'a> Lowerer<'a> {
                         _ => (false, args),
                     };
                     let (kind, expr) = match (kind, rest) {
-                        (AggregateKind::Count, [] | [SExpr::Word(_)]) => {
+                        (AggregateKind::Count, []) => (AggregateKind::CountAll, None),
+                        (AggregateKind::Count, [SExpr::Word(w)]) if w == "*" => {
                             (AggregateKind::CountAll, None)
                         }
                         (AggregateKind::GroupConcat { .. }, [x, SExpr::Str(sep)]) => (

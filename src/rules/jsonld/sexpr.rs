@@ -163,11 +163,18 @@ pub fn from_data(value: &Value) -> Result<SExpr, String> {
                     "a data-form expression starts with its function name as a string, found {value}"
                 ));
             };
-            if op.eq_ignore_ascii_case("iri") {
-                return match items.get(1) {
-                    Some(Value::String(iri)) if items.len() == 2 => Ok(SExpr::Iri(iri.clone())),
-                    _ => Err(format!("[\"iri\", …] takes one IRI string, found {value}")),
-                };
+            // ["iri", "ex:b"] / ["iri", "http://…"] is an IRI constant (expanded like an unquoted operand);
+            // ["iri", "?v"] or ["iri", [expression]] is the IRI() function.
+            if op.eq_ignore_ascii_case("iri") && items.len() == 2 {
+                if let Value::String(iri) = &items[1] {
+                    if !iri.starts_with('?') {
+                        return Ok(if iri.contains("://") || iri.starts_with("urn:") {
+                            SExpr::Iri(iri.clone())
+                        } else {
+                            atom(iri)
+                        });
+                    }
+                }
             }
             let mut list = vec![SExpr::Word(op.clone())];
             for item in &items[1..] {
