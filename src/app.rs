@@ -123,6 +123,8 @@ pub struct ReasoningSettings {
     pub now: Option<DateTime>,
     /// Where to write run statistics.
     pub stats: Option<std::path::PathBuf>,
+    /// Compile transitive-closure groups to property paths.
+    pub closure: bool,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -310,6 +312,8 @@ fn reason(
         budget: settings.budget.clone(),
         now: settings.now.unwrap_or_else(DateTime::now),
         parallel: true,
+        closure: settings.closure,
+        path_limit: crate::exec::DEFAULT_PATH_LIMIT,
     };
     let (overlay, report) = match datalog::materialize(&program, store, &options, progress) {
         Ok(done) => done,

@@ -119,6 +119,11 @@ pub struct ReasoningArgs {
     #[arg(long, value_name = "SCHEDULE", default_value = "staged")]
     pub schedule: ScheduleArg,
 
+    /// Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group
+    /// (for comparison and bisecting).
+    #[arg(long)]
+    pub no_closure: bool,
+
     /// Stop after deriving N facts (capped, exit 3).
     #[arg(long, value_name = "N")]
     pub max_facts: Option<usize>,

@@ -2,6 +2,7 @@
 //! fixpoint that runs rule bodies through the query executor.
 
 pub mod budget;
+pub mod closure;
 pub mod delta;
 pub mod dependency;
 pub mod fixpoint;
@@ -249,6 +250,8 @@ pub struct RuleReport {
     pub runs: usize,
     /// New facts it derived.
     pub facts: usize,
+    /// For a closure rule: whether it ran as a path (`compiled to a path`) or iterated after a path limit.
+    pub closure: Option<&'static str>,
 }
 
 impl Report {
@@ -272,6 +275,7 @@ impl Report {
                 "time_ms": r.time.as_secs_f64() * 1e3,
                 "runs": r.runs,
                 "facts": r.facts,
+                "closure": r.closure,
             })).collect::<Vec<_>>(),
             "warnings": self.warnings,
         })

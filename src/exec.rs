@@ -118,6 +118,9 @@ impl Cancel {
     }
 }
 
+/// The most nodes one property-path traversal visits unless told otherwise.
+pub const DEFAULT_PATH_LIMIT: usize = 10_000_000;
+
 /// What stays fixed while a plan runs.
 pub struct Context<'a> {
     /// The facts.
@@ -146,7 +149,7 @@ impl<'a> Context<'a> {
             dataset,
             env,
             cancel: Cancel::new(),
-            path_limit: 10_000_000,
+            path_limit: DEFAULT_PATH_LIMIT,
             pair_limit: usize::MAX,
         }
     }

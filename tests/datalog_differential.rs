@@ -74,6 +74,19 @@ fn arb_rule() -> impl Strategy<Value = String> {
 }
 
 fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> String {
+    run_with(data, rules, schedule, threads, true, None, None).0
+}
+
+/// A run: the derived facts as sorted N-Quads, whether it was capped, whether a closure ran compiled.
+fn run_with(
+    data: &str,
+    rules: &[String],
+    schedule: Schedule,
+    threads: usize,
+    closure: bool,
+    max_facts: Option<usize>,
+    path_limit: Option<usize>,
+) -> (String, bool, bool) {
     let mut loader = Loader::new();
     loader
         .load_reader(
@@ -107,10 +120,13 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
         schedule,
         budget: Budget {
             max_iterations: Some(10_000),
+            max_facts,
             ..Budget::default()
         },
         now: DateTime::from_unix(0, 0),
         parallel: threads > 1,
+        closure,
+        path_limit: path_limit.unwrap_or(reasonctl::exec::DEFAULT_PATH_LIMIT),
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -118,7 +134,9 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
         .expect("pool");
     let (overlay, report) =
         pool.install(|| datalog::run(&program, &mut store, &options, &NoProgress));
-    assert!(report.capped.is_none(), "capped: {report:?}");
+    if max_facts.is_none() {
+        assert!(report.capped.is_none(), "capped: {report:?}");
+    }
     let mut quads: Vec<Quad> = Vec::new();
     for g in overlay.graph_ids() {
         quads.extend(
@@ -128,7 +146,7 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
         );
     }
     sort_quads(&store.dict, &mut quads);
-    String::from_utf8(
+    let text = String::from_utf8(
         write_quads(
             &store.dict,
             &[],
@@ -138,7 +156,12 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
         )
         .expect("write"),
     )
-    .expect("utf-8")
+    .expect("utf-8");
+    let compiled = report
+        .rules
+        .iter()
+        .any(|r| r.closure == Some("compiled to a path"));
+    (text, report.capped.is_some(), compiled)
 }
 
 /// A rule of layer `k` (0..3): it writes `p{3+k}`, reads positively the data predicates p0..p2 and the layers up to
@@ -211,8 +234,87 @@ fn sorted_lines(text: &str) -> Vec<String> {
     lines
 }
 
+/// A random graph over t (with cycles, self-loops and literal objects) and some asserted r facts.
+fn arb_closure_data() -> impl Strategy<Value = (String, bool)> {
+    (
+        proptest::collection::vec((0u8..8, 0u8..8, 0u8..10), 0..24),
+        proptest::collection::vec((0u8..8, 0u8..8), 0..4),
+    )
+        .prop_map(|(edges, seeds)| {
+            let mut text = String::new();
+            let mut literal = false;
+            for (s, o, kind) in edges {
+                let object = if kind == 0 {
+                    literal = true;
+                    format!("\"{o}\"")
+                } else {
+                    format!("<{EX}n{o}>")
+                };
+                text.push_str(&format!("<{EX}n{s}> <{EX}t> {object} .\n"));
+            }
+            for (s, o) in seeds {
+                text.push_str(&format!("<{EX}n{s}> <{EX}r> <{EX}n{o}> .\n"));
+            }
+            (text, literal)
+        })
+}
+
+/// The closure shapes, both directions of T: (rule body, whether it is the right shape following T forward).
+const CLOSURE_SHAPES: [(&str, bool); 5] = [
+    (
+        "?x <http://example.org/t> ?y . ?y <http://example.org/r> ?z",
+        false,
+    ),
+    (
+        "?y <http://example.org/t> ?x . ?y <http://example.org/r> ?z",
+        false,
+    ),
+    (
+        "?x <http://example.org/r> ?y . ?y <http://example.org/t> ?z",
+        true,
+    ),
+    (
+        "?x <http://example.org/r> ?y . ?z <http://example.org/t> ?y",
+        false,
+    ),
+    (
+        "?x <http://example.org/r> ?y . ?y <http://example.org/r> ?z",
+        false,
+    ),
+];
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn compiled_closures_derive_what_iteration_derives_and_cap_alike(
+        (data, literal) in arb_closure_data(),
+        shape in 0usize..5,
+        base in any::<bool>(),
+    ) {
+        let (body, right_forward) = CLOSURE_SHAPES[shape];
+        let mut rules = Vec::new();
+        if base {
+            rules.push(format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?x <{EX}t> ?y }}"));
+        }
+        rules.push(format!("CONSTRUCT {{ ?x <{EX}r> ?z }} WHERE {{ {body} }}"));
+        let (compiled, _, used) = run_with(&data, &rules, Schedule::Staged, 1, true, None, None);
+        let (iterated, _, _) = run_with(&data, &rules, Schedule::Staged, 1, false, None, None);
+        prop_assert_eq!(&compiled, &iterated, "rules: {:#?}", rules);
+        // A path that visits more than its limit falls back to iteration: same facts.
+        let (fallback, _, _) = run_with(&data, &rules, Schedule::Staged, 1, true, None, Some(2));
+        prop_assert_eq!(&fallback, &iterated, "rules: {:#?}", rules);
+        // The compiled path really ran, unless the right shape meets a literal T object.
+        prop_assert!(used || (right_forward && literal), "the closure did not compile: {:#?}", rules);
+        // A budget smaller than the closure caps the run either way.
+        let total = compiled.lines().count();
+        if total >= 2 {
+            let cap = Some(total - 1);
+            let (_, capped_compiled, _) = run_with(&data, &rules, Schedule::Staged, 1, true, cap, None);
+            let (_, capped_iterated, _) = run_with(&data, &rules, Schedule::Staged, 1, false, cap, None);
+            prop_assert!(capped_compiled && capped_iterated);
+        }
+    }
 
     #[test]
     fn staged_evaluation_of_a_stratified_program_equals_layer_by_layer_evaluation(data in arb_data(), layers in arb_layers()) {

@@ -220,6 +220,7 @@ fn reasoning(
         },
         now,
         stats: args.stats,
+        closure: !args.no_closure,
     }
 }
 

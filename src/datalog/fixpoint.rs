@@ -29,6 +29,7 @@ use crate::query::instantiate;
 use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
 
 use super::budget::{Budget, CapReason};
+use super::closure::{self, Closure};
 use super::delta::{Seeding, seeded, seeding};
 use super::{Program, Report, RuleReport, StageReport};
 
@@ -57,6 +58,11 @@ pub struct Options {
     pub now: DateTime,
     /// Run the rules of a pass in parallel.
     pub parallel: bool,
+    /// Compile one-rule transitive-closure groups to a property path (`--no-closure` turns it off).
+    pub closure: bool,
+    /// The most nodes one property-path traversal of a rule body may visit (past it a compiled closure falls
+    /// back to iteration).
+    pub path_limit: usize,
 }
 
 /// Shows a run's progress (the application draws it).
@@ -76,11 +82,14 @@ impl FixpointProgress for NoProgress {
 struct Job<'p> {
     rule: usize,
     body: std::borrow::Cow<'p, Op>,
+    /// A closure group's compiled body: planned in written order, and a path limit falls back to iteration.
+    compiled: bool,
 }
 
 /// What a body run produced: facts (ids may be the run's own computed terms, listed in `locals`).
 struct JobOut {
     rule: usize,
+    /// Facts (under a budget: only new ones, each once).
     quads: Vec<Quad>,
     locals: Vec<(TermId, oxrdf::Term)>,
     rows: u64,
@@ -102,7 +111,6 @@ pub fn run(
     }
     let n = program.rules.len();
     let mut overlay = Overlay::new();
-    let mut seen: HashSet<Quad> = HashSet::new();
     let mut report = Report {
         rules: program
             .rules
@@ -162,6 +170,22 @@ pub fn run(
             }
         })
         .collect();
+    // Closure groups: one recursive rule shaped as a transitive closure runs once as a path.
+    let mut closures: Vec<Option<Closure>> = groups
+        .iter()
+        .map(|(rules, recursive, _)| match rules.as_slice() {
+            [r] if *recursive && options.closure && options.schedule == Schedule::Staged => {
+                closure::recognize(&program.rules[*r])
+            }
+            _ => None,
+        })
+        .collect();
+    let mut group_of = vec![0usize; n];
+    for (g, (rules, _, _)) in groups.iter().enumerate() {
+        for &r in rules {
+            group_of[r] = g;
+        }
+    }
     let mut matched_rows = vec![0u64; n];
     let mut heads_made = vec![0u64; n];
     'stages: for stage in 0..stages {
@@ -217,29 +241,52 @@ pub fn run(
             }
             let mut jobs: Vec<Job<'_>> = Vec::new();
             for (g, delta) in &active {
+                if delta.is_none() {
+                    let view = View::new(&store.quads, &overlay);
+                    if let Some(c) = &closures[*g] {
+                        if c.applies(&view, &store.dict) {
+                            jobs.push(Job {
+                                rule: groups[*g].0[0],
+                                body: std::borrow::Cow::Owned(c.body.clone()),
+                                compiled: true,
+                            });
+                            continue;
+                        }
+                        closures[*g] = None;
+                    }
+                }
                 for &r in &groups[*g].0 {
                     let body = &program.rules[r].body;
                     match (delta, &seedings[r]) {
                         (None, _) | (Some(_), Seeding::Whole) => jobs.push(Job {
                             rule: r,
                             body: std::borrow::Cow::Borrowed(body),
+                            compiled: false,
                         }),
                         (Some(d), Seeding::Atoms(atoms)) => {
                             for &a in atoms {
                                 jobs.push(Job {
                                     rule: r,
                                     body: std::borrow::Cow::Owned(seeded(body, a, d)),
+                                    compiled: false,
                                 });
                             }
                         }
                     }
                 }
             }
+            let (room, room_reason) = options.budget.room(report.derived);
             let outs: Vec<Result<JobOut, ExecError>> = {
                 let shared: &Store = store;
                 let overlay_ref = &overlay;
                 let run_job = |job: &Job<'_>| {
-                    run_body(program, job, shared, overlay_ref, options.now, &cancel)
+                    let limits = Limits {
+                        now: options.now,
+                        cancel: &cancel,
+                        room,
+                        path_limit: options.path_limit,
+                    };
+                    run_body(program, job, shared, overlay_ref, &limits)
                 };
                 if options.parallel {
                     jobs.par_iter().map(run_job).collect()
@@ -248,17 +295,31 @@ pub fn run(
                 }
             };
             // Merge in job order: deterministic whatever ran first.
-            let (room, room_reason) = options.budget.room(report.derived);
             let mut capped: Option<CapReason> = None;
+            // Closure groups whose compiled body ran (done), or hit a path limit (they iterate instead).
+            let mut closed: Vec<usize> = Vec::new();
+            let mut fell_back: Vec<usize> = Vec::new();
             let mut new_by_group: HashMap<usize, Vec<Triple>> = HashMap::new();
             let mut derived_by_group: HashMap<usize, usize> = HashMap::new();
             let mut new_by_graph: HashMap<TermId, Vec<Triple>> = HashMap::new();
-            let mut added = 0usize;
-            'merge: for out in outs {
+            // Every fact the pass found, with the job (in job order) and position that found it.
+            let mut found: Vec<(Quad, u32, u32)> = Vec::new();
+            for (j, (job, out)) in jobs.iter().zip(outs).enumerate() {
+                let g = group_of[job.rule];
                 let out = match out {
                     Ok(o) => o,
-                    Err(ExecError::Timeout(_)) => {
-                        capped = Some(CapReason::Time);
+                    // A compiled closure past the path's visited-node or pair limit: iterate instead.
+                    Err(ExecError::PathLimit(_) | ExecError::PairLimit(_)) if job.compiled => {
+                        fell_back.push(g);
+                        report.rules[job.rule].closure = Some("fell back to iteration");
+                        continue;
+                    }
+                    Err(ExecError::PairLimit(_)) => {
+                        capped = Some(room_reason);
+                        continue;
+                    }
+                    Err(ExecError::PathLimit(_)) => {
+                        capped = Some(CapReason::Memory);
                         continue;
                     }
                     Err(_) => {
@@ -266,43 +327,48 @@ pub fn run(
                         continue;
                     }
                 };
+                if job.compiled {
+                    closed.push(g);
+                    report.rules[job.rule].closure = Some("compiled to a path");
+                }
                 let rr = &mut report.rules[out.rule];
                 rr.time += out.elapsed;
                 rr.runs += 1;
                 matched_rows[out.rule] += out.rows;
                 heads_made[out.rule] += out.quads.len() as u64;
                 let map = intern_locals(&mut store.dict, out.locals);
-                let g = groups
-                    .iter()
-                    .position(|(rules, _, _)| rules.contains(&out.rule))
-                    .expect("grouped");
-                for mut q in out.quads {
-                    for id in q.iter_mut() {
-                        if let Some(m) = map.get(id) {
-                            *id = *m;
+                found.reserve(out.quads.len());
+                for (k, mut q) in out.quads.into_iter().enumerate() {
+                    if !map.is_empty() {
+                        for id in q.iter_mut() {
+                            if let Some(m) = map.get(id) {
+                                *id = *m;
+                            }
                         }
                     }
-                    let [graph, s, p, o] = q;
-                    let asserted = store
-                        .quads
-                        .graph(graph)
-                        .is_some_and(|idx| idx.contains([s, p, o]));
-                    if asserted || !seen.insert(q) {
-                        continue;
-                    }
-                    if added >= room {
-                        seen.remove(&q);
-                        capped = Some(room_reason);
-                        break 'merge;
-                    }
-                    added += 1;
-                    report.rules[out.rule].facts += 1;
-                    *derived_by_group.entry(g).or_default() += 1;
-                    if graph == TermId::DEFAULT_GRAPH {
-                        new_by_group.entry(g).or_default().push([s, p, o]);
-                    }
-                    new_by_graph.entry(graph).or_default().push([s, p, o]);
+                    found.push((q, j as u32, k as u32));
                 }
+            }
+            // Dedup by sorting (each fact kept where it was first found), then drop what is asserted or already
+            // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
+            let new = new_facts(found, store, &overlay);
+            let mut new = new;
+            if new.len() > room {
+                new.sort_unstable_by_key(|&(_, j, k)| (j, k));
+                new.truncate(room);
+                capped = Some(room_reason);
+            }
+            let added = new.len();
+            for (q, j, _) in new {
+                let rule = jobs[j as usize].rule;
+                let g = group_of[rule];
+                let [graph, s, p, o] = q;
+                report.rules[rule].facts += 1;
+                *derived_by_group.entry(g).or_default() += 1;
+                if graph == TermId::DEFAULT_GRAPH {
+                    new_by_group.entry(g).or_default().push([s, p, o]);
+                }
+                new_by_graph.entry(graph).or_default().push([s, p, o]);
             }
             let mut graphs_touched: Vec<TermId> = new_by_graph.keys().copied().collect();
             graphs_touched.sort_unstable();
@@ -328,10 +394,21 @@ pub fn run(
             }
             // Recursive groups that derived anything iterate, seeded by their new default-graph facts (rules that
             // read named graphs re-run whole).
+            // A compiled closure is complete after its one run; one that fell back starts iterating (whole body).
+            for g in &fell_back {
+                closures[*g] = None;
+            }
             active = active
                 .iter()
-                .filter(|(g, _)| groups[*g].1 && derived_by_group.get(g).is_some_and(|n| *n > 0))
-                .map(|(g, _)| (*g, Some(new_by_group.remove(g).unwrap_or_default())))
+                .filter_map(|(g, _)| {
+                    if fell_back.contains(g) {
+                        return Some((*g, None));
+                    }
+                    let more = groups[*g].1
+                        && !closed.contains(g)
+                        && derived_by_group.get(g).is_some_and(|n| *n > 0);
+                    more.then(|| (*g, Some(new_by_group.remove(g).unwrap_or_default())))
+                })
                 .collect();
         }
         report.stages.push(stage_report);
@@ -346,6 +423,56 @@ pub fn run(
     }
     report.elapsed = start.elapsed();
     (overlay, report)
+}
+
+/// The facts of `found` that are neither asserted nor derived, each once (where it was first found), sorted.
+fn new_facts(
+    mut found: Vec<(Quad, u32, u32)>,
+    store: &Store,
+    overlay: &Overlay,
+) -> Vec<(Quad, u32, u32)> {
+    if found.len() > 1 << 14 {
+        found.par_sort_unstable();
+    } else {
+        found.sort_unstable();
+    }
+    found.dedup_by_key(|f| f.0);
+    let mut out = Vec::with_capacity(found.len());
+    let mut i = 0;
+    while i < found.len() {
+        let g = found[i].0[0];
+        let end = i + found[i..].iter().take_while(|f| f.0[0] == g).count();
+        let mut part: Vec<(Quad, u32, u32)> = found[i..end].to_vec();
+        if let Some(index) = store.quads.graph(g) {
+            retain_absent(&mut part, index.triples());
+        }
+        for run in overlay.runs_of(g) {
+            retain_absent(&mut part, run);
+        }
+        out.extend(part);
+        i = end;
+    }
+    out
+}
+
+/// Keeps the facts (sorted by triple) that `sorted` (SPO-sorted) lacks: a merge that gallops through `sorted`, so a
+/// few facts against a large array cost a few binary searches and many facts one linear pass.
+fn retain_absent(facts: &mut Vec<(Quad, u32, u32)>, sorted: &[Triple]) {
+    let mut pos = 0;
+    facts.retain(|(q, _, _)| {
+        let t = [q[1], q[2], q[3]];
+        // Exponential search forward from `pos` for the first key >= t.
+        let mut step = 1;
+        let mut hi = pos;
+        while hi < sorted.len() && sorted[hi] < t {
+            pos = hi + 1;
+            hi = pos + step;
+            step *= 2;
+        }
+        let hi = hi.min(sorted.len());
+        pos += sorted[pos.min(hi)..hi].partition_point(|k| *k < t);
+        !(pos < sorted.len() && sorted[pos] == t)
+    });
 }
 
 /// Records a cap: the rules of the active groups, and every rule of a later stage.
@@ -370,23 +497,48 @@ fn cap(
         .collect();
 }
 
-/// Runs one body and instantiates the rule's heads for every row.
+/// What bounds one body run.
+struct Limits<'a> {
+    /// What NOW() returns.
+    now: DateTime,
+    /// The run's deadline.
+    cancel: &'a Cancel,
+    /// How many new facts the budget still has room for: a run that finds more stops (the merge caps).
+    room: usize,
+    /// The most nodes a path traversal may visit.
+    path_limit: usize,
+}
+
+/// Runs one body and instantiates the rule's heads for every row; keeps each new fact once, and stops once it has
+/// more than the budget's room.
 fn run_body(
     program: &Program,
     job: &Job<'_>,
     store: &Store,
     overlay: &Overlay,
-    now: DateTime,
-    cancel: &Cancel,
+    limits: &Limits<'_>,
 ) -> Result<JobOut, ExecError> {
     let started = Instant::now();
     let rule = &program.rules[job.rule];
     let view = View::new(&store.quads, overlay);
     let dataset = Dataset::default();
-    let plan = plan::plan(&job.body, rule.vars.clone(), view, &dataset, &VarSet::new());
-    let cx = Context::new(view, Env::new(now, None)).with_cancel(cancel.clone());
+    let plan = plan::plan_with(
+        &job.body,
+        rule.vars.clone(),
+        view,
+        &dataset,
+        &VarSet::new(),
+        !job.compiled,
+    );
+    let mut cx = Context::new(view, Env::new(limits.now, None)).with_cancel(limits.cancel.clone());
+    cx.pair_limit = limits.room.saturating_add(1);
+    cx.path_limit = limits.path_limit;
     let mut st = State::new(Terms::new(&store.dict), &plan);
     let mut quads: Vec<Quad> = Vec::new();
+    // Under a budget, keep each new fact once and count them, so a body that finds more than the room stops
+    // early instead of filling memory.
+    let bounded = limits.room != usize::MAX;
+    let mut fresh: HashSet<Quad> = HashSet::new();
     let mut rows = 0u64;
     let unit = Rows::unit(plan.width);
     exec::execute(&plan, &cx, &mut st, &unit, &mut |st, batch| {
@@ -396,11 +548,30 @@ fn run_body(
             for head in &rule.heads {
                 blanks.clear();
                 if let Some([s, p, o]) = instantiate(&mut st.terms, &head.terms, row, &mut blanks) {
-                    quads.push([head.graph.unwrap_or(TermId::DEFAULT_GRAPH), s, p, o]);
+                    let g = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
+                    let q = [g, s, p, o];
+                    if !bounded {
+                        // No budget: the merge deduplicates.
+                        quads.push(q);
+                        continue;
+                    }
+                    let known = !q.iter().any(|&id| st.terms.is_local(id))
+                        && (overlay.contains(g, [s, p, o])
+                            || store
+                                .quads
+                                .graph(g)
+                                .is_some_and(|idx| idx.contains([s, p, o])));
+                    if !known && fresh.insert(q) {
+                        quads.push(q);
+                    }
                 }
             }
         }
-        Ok(Flow::Continue)
+        Ok(if quads.len() > limits.room {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     })?;
     // Terms the body computed (BIND results, new literals): carried out by value, interned after the pass.
     let mut locals: Vec<(TermId, oxrdf::Term)> = Vec::new();

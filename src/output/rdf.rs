@@ -1,5 +1,6 @@
 //! This module defines the RDF writers: quads sorted by term text, serialized as TriG, N-Quads, Turtle or N-Triples.
 
+use rayon::slice::ParallelSliceMut;
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
@@ -166,8 +167,16 @@ pub fn sort_quads(dict: &(impl TermSource + ?Sized), quads: &mut Vec<Quad>) {
     for (r, id) in ids.iter().enumerate() {
         rank[id.index()] = r as u32;
     }
-    quads.sort_unstable_by_key(|q| q.map(|t| rank[t.index()]));
-    quads.dedup();
+    // Sort the quads as rank tuples (integers, in parallel for many), then map the ranks back to ids.
+    let mut keyed: Vec<[u32; 4]> = quads.iter().map(|q| q.map(|t| rank[t.index()])).collect();
+    if keyed.len() > 1 << 14 {
+        keyed.par_sort_unstable();
+    } else {
+        keyed.sort_unstable();
+    }
+    keyed.dedup();
+    quads.clear();
+    quads.extend(keyed.iter().map(|k| k.map(|r| ids[r as usize])));
 }
 
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
@@ -178,6 +187,9 @@ pub fn write_quads<W: Write>(
     format: RdfOutputFormat,
     writer: W,
 ) -> io::Result<W> {
+    if matches!(format, RdfOutputFormat::NTriples | RdfOutputFormat::NQuads) {
+        return write_lines(dict, quads, format.holds_graphs(), writer);
+    }
     let mut serializer = RdfSerializer::from_format(format.rdf_format());
     if matches!(format, RdfOutputFormat::Trig | RdfOutputFormat::Turtle) {
         for (name, iri) in used_prefixes(dict, prefixes, quads) {
@@ -215,6 +227,50 @@ pub fn write_quads<W: Write>(
         out.serialize_quad(oxrdf::QuadRef::new(subject, predicate, object, graph_name))?;
     }
     out.finish()
+}
+
+/// N-Triples / N-Quads, one line per quad: each distinct term is formatted once (by oxrdf, so escaping is the
+/// standard's) and its text reused, so a line costs a few copies.
+fn write_lines<W: Write>(
+    dict: &(impl TermSource + ?Sized),
+    quads: &[Quad],
+    with_graphs: bool,
+    writer: W,
+) -> io::Result<W> {
+    use std::fmt::Write as _;
+    const UNSEEN: u32 = u32::MAX;
+    let mut at: Vec<(u32, u32)> = vec![(UNSEEN, 0); dict.end().index()];
+    let mut text = String::new();
+    let mut buf = Buf::default();
+    let mut span = |id: TermId, text: &mut String| -> (usize, usize) {
+        let slot = &mut at[id.index()];
+        if slot.0 == UNSEEN {
+            let start = text.len();
+            let _ = write!(text, "{}", buf.term(dict, id));
+            *slot = (start as u32, (text.len() - start) as u32);
+        }
+        (slot.0 as usize, (slot.0 + slot.1) as usize)
+    };
+    let mut out = io::BufWriter::with_capacity(1 << 16, writer);
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    for &[g, s, p, o] in quads {
+        line.clear();
+        for (i, id) in [s, p, o].into_iter().enumerate() {
+            if i > 0 {
+                line.push(b' ');
+            }
+            let (a, b) = span(id, &mut text);
+            line.extend_from_slice(&text.as_bytes()[a..b]);
+        }
+        if with_graphs && g != TermId::DEFAULT_GRAPH {
+            line.push(b' ');
+            let (a, b) = span(g, &mut text);
+            line.extend_from_slice(&text.as_bytes()[a..b]);
+        }
+        line.extend_from_slice(b" .\n");
+        out.write_all(&line)?;
+    }
+    out.into_inner().map_err(io::IntoInnerError::into_error)
 }
 
 /// Reusable text for one term position of a quad being written.

@@ -11,52 +11,98 @@ use rayon::slice::ParallelSliceMut;
 use super::quads::{Pattern, Perm, QuadStore, prefix_range};
 use super::term::{TermId, Triple};
 
-/// One sorted, duplicate-free run of derived triples.
-#[derive(Debug, Default, Clone)]
+/// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
+/// later rule scans by predicate or object (the last stage's, typically) never pays for them.
+#[derive(Debug, Default)]
 struct Run {
     spo: Vec<Triple>,
-    pos: Vec<u32>,
-    osp: Vec<u32>,
+    pos: std::sync::OnceLock<Vec<u32>>,
+    osp: std::sync::OnceLock<Vec<u32>>,
     /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
     preds: Vec<TermId>,
 }
 
+impl Clone for Run {
+    fn clone(&self) -> Self {
+        let copy = |l: &std::sync::OnceLock<Vec<u32>>| {
+            let c = std::sync::OnceLock::new();
+            if let Some(v) = l.get() {
+                let _ = c.set(v.clone());
+            }
+            c
+        };
+        Self {
+            spo: self.spo.clone(),
+            pos: copy(&self.pos),
+            osp: copy(&self.osp),
+            preds: self.preds.clone(),
+        }
+    }
+}
+
+/// The permutation of `spo` that sorts it in `perm` order. Sorts (key, index) pairs packed together: no random
+/// access into `spo` while sorting.
+fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
+    let mut keyed: Vec<[u32; 4]> = spo
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| {
+            let [a, b, c] = perm.to_key(t);
+            [a.0, b.0, c.0, i as u32]
+        })
+        .collect();
+    if keyed.len() > 1 << 14 {
+        keyed.par_sort_unstable();
+    } else {
+        keyed.sort_unstable();
+    }
+    keyed.into_iter().map(|k| k[3]).collect()
+}
+
+/// The distinct predicates of SPO-sorted triples, sorted.
+fn predicates(spo: &[Triple]) -> Vec<TermId> {
+    let mut preds: Vec<TermId> = Vec::new();
+    let mut last: Option<TermId> = None;
+    for t in spo {
+        if last == Some(t[1]) {
+            continue;
+        }
+        last = Some(t[1]);
+        if let Err(i) = preds.binary_search(&t[1]) {
+            preds.insert(i, t[1]);
+        }
+    }
+    preds
+}
+
 impl Run {
     fn new(mut spo: Vec<Triple>) -> Self {
-        if spo.len() > 1 << 14 {
-            spo.par_sort_unstable();
-        } else {
-            spo.sort_unstable();
+        if !spo.is_sorted() {
+            if spo.len() > 1 << 14 {
+                spo.par_sort_unstable();
+            } else {
+                spo.sort_unstable();
+            }
         }
         spo.dedup();
-        // Sort (key, index) pairs packed together: no random access into `spo` while sorting.
-        let permutation = |perm: Perm| {
-            let mut keyed: Vec<[u32; 4]> = spo
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| {
-                    let [a, b, c] = perm.to_key(t);
-                    [a.0, b.0, c.0, i as u32]
-                })
-                .collect();
-            if keyed.len() > 1 << 14 {
-                keyed.par_sort_unstable();
-            } else {
-                keyed.sort_unstable();
-            }
-            keyed.into_iter().map(|k| k[3]).collect::<Vec<u32>>()
-        };
-        let pos = permutation(Perm::Pos);
-        let preds = predicates(&spo, &pos);
+        let preds = predicates(&spo);
         Self {
-            pos,
-            osp: permutation(Perm::Osp),
             spo,
+            pos: std::sync::OnceLock::new(),
+            osp: std::sync::OnceLock::new(),
             preds,
         }
     }
 
-    /// Merges two disjoint runs in linear time, permutations included.
+    fn pos(&self) -> &[u32] {
+        self.pos.get_or_init(|| permutation(&self.spo, Perm::Pos))
+    }
+
+    fn osp(&self) -> &[u32] {
+        self.osp.get_or_init(|| permutation(&self.spo, Perm::Osp))
+    }
+
+    /// Merges two disjoint runs in linear time, the permutations both have included (others are built on use).
     fn merge(a: Run, b: Run) -> Run {
         let n = a.spo.len() + b.spo.len();
         let mut spo = Vec::with_capacity(n);
@@ -94,9 +140,22 @@ impl Run {
             }
             out
         };
-        let pos = merge_perm(Perm::Pos, &a.pos, &b.pos);
-        let osp = merge_perm(Perm::Osp, &a.osp, &b.osp);
-        let preds = predicates(&spo, &pos);
+        let merged =
+            |perm: Perm, la: &std::sync::OnceLock<Vec<u32>>, lb: &std::sync::OnceLock<Vec<u32>>| {
+                let cell = std::sync::OnceLock::new();
+                if let (Some(pa), Some(pb)) = (la.get(), lb.get()) {
+                    let _ = cell.set(merge_perm(perm, pa, pb));
+                }
+                cell
+            };
+        let pos = merged(Perm::Pos, &a.pos, &b.pos);
+        let osp = merged(Perm::Osp, &a.osp, &b.osp);
+        let mut preds = a.preds.clone();
+        for p in &b.preds {
+            if let Err(i) = preds.binary_search(p) {
+                preds.insert(i, *p);
+            }
+        }
         Run {
             spo,
             pos,
@@ -121,9 +180,9 @@ impl Run {
             Perm::Spo => Cursor::Keys(&self.spo[prefix_range(&self.spo, |k| *k, prefix, len)]),
             Perm::Pos | Perm::Osp => {
                 let idx = if perm == Perm::Pos {
-                    &self.pos
+                    self.pos()
                 } else {
-                    &self.osp
+                    self.osp()
                 };
                 let key_of = |&i: &u32| perm.to_key(self.spo[i as usize]);
                 Cursor::Indexed {
@@ -136,20 +195,11 @@ impl Run {
 
     fn heap_bytes(&self) -> usize {
         self.spo.capacity() * size_of::<Triple>()
-            + (self.pos.capacity() + self.osp.capacity() + self.preds.capacity()) * 4
+            + (self.pos.get().map_or(0, Vec::capacity)
+                + self.osp.get().map_or(0, Vec::capacity)
+                + self.preds.capacity())
+                * 4
     }
-}
-
-/// The distinct predicates of a run, from its POS permutation.
-fn predicates(spo: &[Triple], pos: &[u32]) -> Vec<TermId> {
-    let mut preds: Vec<TermId> = Vec::new();
-    for &i in pos {
-        let p = spo[i as usize][1];
-        if preds.last() != Some(&p) {
-            preds.push(p);
-        }
-    }
-    preds
 }
 
 /// The derived facts of one graph.
@@ -233,6 +283,13 @@ impl Overlay {
     /// The graphs holding derived facts, by id.
     pub fn graph_ids(&self) -> impl Iterator<Item = TermId> + '_ {
         self.graphs.iter().map(|(g, _)| *g)
+    }
+
+    /// The SPO-sorted runs of one graph's derived facts.
+    pub fn runs_of(&self, graph: TermId) -> impl Iterator<Item = &[Triple]> {
+        self.graph(graph)
+            .into_iter()
+            .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
     }
 
     /// Whether a fact was derived.
