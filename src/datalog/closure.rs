@@ -8,8 +8,13 @@
 //! | `R(x,z) :- R(x,y), T(y,z)` | `R₀(x,y)` and `y T+ z` | `?x R ?y . ?y T+ ?z` (only if no T object is a literal) |
 //! | `R(x,z) :- R(x,y), R(y,z)` | `x R₀+ y` and `R₀(y,z)` | `?y R ?z . ?x R+ ?y` (last hop stays a pattern) |
 //!
-//! The R pattern comes first, so the path runs from each of its rows with one end bound.
+//! [`Closure::run`] evaluates the compiled body with the path operator's dense graph: R₀ grouped by the end the path
+//! does not touch, one multi-source search per group, so every derived pair comes out once.
 
+use rayon::prelude::*;
+
+use crate::exec::path::closure::{LinkGraph, Stamp};
+use crate::exec::{Cancel, ExecError};
 use crate::ir::lower::TemplateTerm;
 use crate::ir::{GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, VarId};
 use crate::rules::Rule;
@@ -35,7 +40,7 @@ pub struct Closure {
     pub r: TermId,
     /// The step predicate (`R` itself for [`Shape::Square`]) and whether the body follows it forward.
     pub step: (TermId, bool),
-    /// The body to run once instead of iterating.
+    /// The body it stands for, as a query (what [`Closure::run`] computes).
     pub body: Op,
 }
 
@@ -65,6 +70,76 @@ impl Closure {
             Shape::Right => format!("?x {r} ?y . ?y {step} ?z"),
             Shape::Square => format!("?x {step} ?y . ?y {r} ?z"),
         }
+    }
+}
+
+impl Closure {
+    /// Runs the compiled body over `view` (`R₀` is the R facts it holds): R's facts grouped by the end the path
+    /// does not touch, one multi-source breadth-first search per group, so each derived pair `(x, z)` comes out
+    /// exactly once. Groups are searched in parallel, in chunks, and emitted in order; `emit` returns `false` to
+    /// stop. A search visiting more than `path_limit` nodes fails with [`ExecError::PathLimit`].
+    pub fn run(
+        &self,
+        view: &View<'_>,
+        path_limit: usize,
+        cancel: &Cancel,
+        emit: &mut dyn FnMut(TermId, TermId) -> bool,
+    ) -> Result<(), ExecError> {
+        let g = TermId::DEFAULT_GRAPH;
+        let graph = LinkGraph::build(view, g, self.step.0);
+        // (key, start): the start nodes of each key's search.
+        let mut pairs: Vec<(TermId, TermId)> = view
+            .scan(g, &[None, Some(self.r), None])
+            .map(|[s, _, o]| match self.shape {
+                // x T+ y . y R z: keyed by z, searching back from each y.
+                Shape::Left | Shape::Square => (o, s),
+                // x R y . y T+ z: keyed by x, searching on from each y.
+                Shape::Right => (s, o),
+            })
+            .collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let forward = match self.shape {
+            Shape::Left | Shape::Square => !self.step.1,
+            Shape::Right => self.step.1,
+        };
+        let mut groups: Vec<(TermId, Vec<u32>)> = Vec::new();
+        for (key, start) in pairs {
+            let Some(i) = graph.index(start) else {
+                continue;
+            };
+            match groups.last_mut() {
+                Some((k, starts)) if *k == key => starts.push(i),
+                _ => groups.push((key, vec![i])),
+            }
+        }
+        const CHUNK: usize = 64;
+        for chunk in groups.chunks(CHUNK) {
+            cancel.check()?;
+            let reached: Vec<Result<Vec<u32>, usize>> = chunk
+                .par_iter()
+                .map_init(Stamp::default, |stamp, (_, starts)| {
+                    let mut out = Vec::new();
+                    graph
+                        .reach_many(starts, forward, stamp, path_limit, &mut out)
+                        .map(|()| out)
+                })
+                .collect();
+            for ((key, _), nodes) in chunk.iter().zip(reached) {
+                let nodes = nodes.map_err(ExecError::PathLimit)?;
+                for n in nodes {
+                    let t = graph.term(n);
+                    let (x, z) = match self.shape {
+                        Shape::Left | Shape::Square => (t, *key),
+                        Shape::Right => (*key, t),
+                    };
+                    if !emit(x, z) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

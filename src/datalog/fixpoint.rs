@@ -82,8 +82,8 @@ impl FixpointProgress for NoProgress {
 struct Job<'p> {
     rule: usize,
     body: std::borrow::Cow<'p, Op>,
-    /// A closure group's compiled body: planned in written order, and a path limit falls back to iteration.
-    compiled: bool,
+    /// A closure group's compiled body: run by [`Closure::run`]; a path limit falls back to iteration.
+    compiled: Option<Closure>,
 }
 
 /// What a body run produced: facts (ids may be the run's own computed terms, listed in `locals`).
@@ -248,7 +248,7 @@ pub fn run(
                             jobs.push(Job {
                                 rule: groups[*g].0[0],
                                 body: std::borrow::Cow::Owned(c.body.clone()),
-                                compiled: true,
+                                compiled: Some(c.clone()),
                             });
                             continue;
                         }
@@ -261,14 +261,14 @@ pub fn run(
                         (None, _) | (Some(_), Seeding::Whole) => jobs.push(Job {
                             rule: r,
                             body: std::borrow::Cow::Borrowed(body),
-                            compiled: false,
+                            compiled: None,
                         }),
                         (Some(d), Seeding::Atoms(atoms)) => {
                             for &a in atoms {
                                 jobs.push(Job {
                                     rule: r,
                                     body: std::borrow::Cow::Owned(seeded(body, a, d)),
-                                    compiled: false,
+                                    compiled: None,
                                 });
                             }
                         }
@@ -309,7 +309,9 @@ pub fn run(
                 let out = match out {
                     Ok(o) => o,
                     // A compiled closure past the path's visited-node or pair limit: iterate instead.
-                    Err(ExecError::PathLimit(_) | ExecError::PairLimit(_)) if job.compiled => {
+                    Err(ExecError::PathLimit(_) | ExecError::PairLimit(_))
+                        if job.compiled.is_some() =>
+                    {
                         fell_back.push(g);
                         report.rules[job.rule].closure = Some("fell back to iteration");
                         continue;
@@ -327,7 +329,7 @@ pub fn run(
                         continue;
                     }
                 };
-                if job.compiled {
+                if job.compiled.is_some() {
                     closed.push(g);
                     report.rules[job.rule].closure = Some("compiled to a path");
                 }
@@ -351,8 +353,7 @@ pub fn run(
             }
             // Dedup by sorting (each fact kept where it was first found), then drop what is asserted or already
             // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
-            let new = new_facts(found, store, &overlay);
-            let mut new = new;
+            let mut new = new_facts(found, store, &overlay);
             if new.len() > room {
                 new.sort_unstable_by_key(|&(_, j, k)| (j, k));
                 new.truncate(room);
@@ -521,15 +522,32 @@ fn run_body(
     let started = Instant::now();
     let rule = &program.rules[job.rule];
     let view = View::new(&store.quads, overlay);
+    let bounded = limits.room != usize::MAX;
+    if let Some(c) = &job.compiled {
+        // Each pair comes out once; under a budget only new ones count.
+        let mut quads: Vec<Quad> = Vec::new();
+        let g = TermId::DEFAULT_GRAPH;
+        c.run(&view, limits.path_limit, limits.cancel, &mut |x, z| {
+            // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
+            if !crate::exec::path::is_node(&store.dict, x) {
+                return true;
+            }
+            let known = bounded && view.contains(g, [x, c.r, z]);
+            if !known {
+                quads.push([g, x, c.r, z]);
+            }
+            quads.len() <= limits.room
+        })?;
+        return Ok(JobOut {
+            rule: job.rule,
+            rows: quads.len() as u64,
+            quads,
+            locals: Vec::new(),
+            elapsed: started.elapsed(),
+        });
+    }
     let dataset = Dataset::default();
-    let plan = plan::plan_with(
-        &job.body,
-        rule.vars.clone(),
-        view,
-        &dataset,
-        &VarSet::new(),
-        !job.compiled,
-    );
+    let plan = plan::plan(&job.body, rule.vars.clone(), view, &dataset, &VarSet::new());
     let mut cx = Context::new(view, Env::new(limits.now, None)).with_cancel(limits.cancel.clone());
     cx.pair_limit = limits.room.saturating_add(1);
     cx.path_limit = limits.path_limit;
@@ -537,7 +555,6 @@ fn run_body(
     let mut quads: Vec<Quad> = Vec::new();
     // Under a budget, keep each new fact once and count them, so a body that finds more than the room stops
     // early instead of filling memory.
-    let bounded = limits.room != usize::MAX;
     let mut fresh: HashSet<Quad> = HashSet::new();
     let mut rows = 0u64;
     let unit = Rows::unit(plan.width);

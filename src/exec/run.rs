@@ -183,6 +183,57 @@ pub fn run<'a>(
         }
         Kind::Values { vars, rows } => {
             let mut out = Out::new(width, node.id, sink);
+            // Rows that already bind some of the columns (VALUES after other operands, e.g. a semi-naive seed
+            // the planner put second) look their matches up in a hash table of the values, built once.
+            let bound: Vec<VarId> = input.iter().next().map_or_else(Vec::new, |first| {
+                vars.iter()
+                    .copied()
+                    .filter(|v| first[v.index()] != ROW_UNBOUND)
+                    .collect()
+            });
+            if !bound.is_empty() && rows.len() > 8 {
+                if st.caches[node.id].is_none() {
+                    let mut table = Rows::with_capacity(width, rows.len());
+                    for vals in rows {
+                        let new = table.push_copy(&vec![ROW_UNBOUND; width]);
+                        for (v, val) in vars.iter().zip(vals) {
+                            if let Some(val) = val {
+                                new[v.index()] = *val;
+                            }
+                        }
+                    }
+                    st.caches[node.id] = Some(Cached::Hashed(Hashed::build(table, bound)));
+                }
+                let Some(Cached::Hashed(table)) = st.caches[node.id].take() else {
+                    unreachable!("built above")
+                };
+                let result = (|| {
+                    for row in input.iter() {
+                        let mut flow = Flow::Continue;
+                        let mut err = None;
+                        table.candidates(row, |cand| {
+                            let new = out.buf.push_copy(row);
+                            if !merge(new, cand) {
+                                out.buf.pop();
+                            }
+                            match out.maybe_flush(cx, st) {
+                                Ok(f) => flow = f,
+                                Err(e) => err = Some(e),
+                            }
+                            flow == Flow::Continue && err.is_none()
+                        });
+                        if let Some(e) = err {
+                            return Err(e);
+                        }
+                        if flow == Flow::Stop {
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                    out.flush(st)
+                })();
+                st.caches[node.id] = Some(Cached::Hashed(table));
+                return result;
+            }
             for row in input.iter() {
                 for vals in rows {
                     let new = out.buf.push_copy(row);

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use crate::datalog::Program;
+use crate::datalog::closure::{self, Closure};
+use crate::datalog::dependency::Group;
 use crate::datalog::dependency::{Edge, EdgeKind, Via};
 use crate::datalog::footprint::{Key, Scope};
 use crate::store::{TermId, TermSource};
@@ -109,6 +111,19 @@ impl<T: TermSource> Cx<'_, T> {
         &self.program.rules[rule].id
     }
 
+    /// The path a one-rule recursive group compiles to (unless `--no-closure`, or the right shape meets a literal
+    /// object at run time).
+    fn closure(&self, group: &Group) -> Option<Closure> {
+        match group.rules.as_slice() {
+            [r] if group.recursive => closure::recognize(&self.program.rules[*r]),
+            _ => None,
+        }
+    }
+
+    fn closure_text(&self, c: &Closure) -> String {
+        c.describe(|id| self.prefixes.compact(&self.iri(id)))
+    }
+
     fn iri(&self, id: TermId) -> String {
         match self.terms.to_oxrdf(id) {
             Some(oxrdf::Term::NamedNode(n)) => n.into_string(),
@@ -178,6 +193,9 @@ impl<T: TermSource> Cx<'_, T> {
                     format!("  group {gi}: ")
                 };
                 wrap_list(&mut out, &head, &names);
+                if let Some(c) = self.closure(group) {
+                    let _ = writeln!(out, "    compiles to a path: {}", self.closure_text(&c));
+                }
                 for e in deps.edges.iter().filter(|e| group.rules.contains(&e.to)) {
                     let from = self.id(e.from);
                     let to = format!("{} {}", e.kind.arrow(), self.id(e.to));
@@ -226,6 +244,7 @@ impl<T: TermSource> Cx<'_, T> {
                         "group": gi,
                         "recursive": g.recursive,
                         "rules": g.rules.iter().map(|&r| self.id(r)).collect::<Vec<_>>(),
+                        "closure": self.closure(g).map(|c| c.describe(|id| format!("<{}>", self.iri(id)))),
                     })).collect::<Vec<_>>(),
                 })
             })
@@ -294,7 +313,14 @@ impl<T: TermSource> Cx<'_, T> {
                 if group.recursive {
                     let _ = writeln!(
                         out,
-                        "    subgraph cluster_group_{gi} {{\n      label=\"recursive group {gi}\";\n      style=dashed;"
+                        "    subgraph cluster_group_{gi} {{\n      label={};\n      style=dashed;",
+                        quote(&match self.closure(group) {
+                            Some(c) => format!(
+                                "recursive group {gi}\ncompiles to {}",
+                                self.closure_text(&c)
+                            ),
+                            None => format!("recursive group {gi}"),
+                        })
                     );
                     for &r in &group.rules {
                         let _ = writeln!(out, "      {};", quote(self.id(r)));

@@ -154,11 +154,23 @@ fn cmp_literal_kinds(
     })
 }
 
+/// The distinct ids of `quads`, ascending, found by marking them (quads hold millions of ids over far fewer
+/// distinct terms, so marking beats sorting them all).
+fn distinct_ids(dict: &(impl TermSource + ?Sized), quads: &[Quad]) -> Vec<TermId> {
+    let mut seen = vec![false; dict.end().index()];
+    for &id in quads.iter().flatten() {
+        seen[id.index()] = true;
+    }
+    seen.iter()
+        .enumerate()
+        .filter(|(_, s)| **s)
+        .map(|(i, _)| TermId(i as u32))
+        .collect()
+}
+
 /// Sorts quads into output order: graph, subject, predicate, object, each by [`cmp_terms`]; drops duplicates.
 pub fn sort_quads(dict: &(impl TermSource + ?Sized), quads: &mut Vec<Quad>) {
-    let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let ids = distinct_ids(dict, quads);
     // Decode each term once; comparisons then read the decoded views.
     let mut keyed: Vec<(TermRef<'_>, TermId)> = ids.iter().map(|&id| (dict.term(id), id)).collect();
     keyed.sort_unstable_by(|(ta, a), (tb, b)| cmp_decoded(dict, ta, *a, tb, *b));
@@ -356,10 +368,7 @@ fn used_prefixes<'p>(
             }
         }
     };
-    let mut ids: Vec<TermId> = quads.iter().flatten().copied().collect();
-    ids.sort_unstable();
-    ids.dedup();
-    for id in ids {
+    for id in distinct_ids(dict, quads) {
         mark(id);
     }
     prefixes

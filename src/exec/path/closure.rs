@@ -179,6 +179,41 @@ impl LinkGraph {
         Ok(())
     }
 
+    /// The nodes one or more steps from any of `starts`, each once (a multi-source breadth-first search);
+    /// `Err(limit)` once more than `limit` nodes are visited.
+    pub fn reach_many(
+        &self,
+        starts: &[u32],
+        forward: bool,
+        stamp: &mut Stamp,
+        limit: usize,
+        out: &mut Vec<u32>,
+    ) -> Result<(), usize> {
+        stamp.start(self.nodes.len());
+        let first = out.len();
+        for &s in starts {
+            for &n in self.succ(s, forward) {
+                if stamp.insert(n) {
+                    out.push(n);
+                }
+            }
+        }
+        let mut i = first;
+        while i < out.len() {
+            let n = out[i];
+            i += 1;
+            for &s in self.succ(n, forward) {
+                if stamp.insert(s) {
+                    out.push(s);
+                    if out.len() - first > limit {
+                        return Err(limit);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Strongly connected components (iterative Tarjan), numbered so that a component comes after every
     /// component it reaches; and whether each is cyclic (more than one node, or a self-loop).
     fn components(&self) -> (Vec<u32>, Vec<Vec<u32>>, Vec<bool>) {
