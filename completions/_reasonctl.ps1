@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data')
             [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings')
             [CompletionResult]::new('deps', 'deps', [CompletionResultType]::ParameterValue, 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle')
+            [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain derived facts: replay the rules whose heads produce them and show the premises each derivation used (asserted or derived facts, paths, absences, aggregate rows), as a tree; --depth N explains derived premises in turn')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -125,6 +126,31 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'reasonctl;explain' {
+            [CompletionResult]::new('--data-format', '--data-format', [CompletionResultType]::ParameterName, 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'The base IRI relative IRIs resolve against (default: each file''s own file:// IRI)')
+            [CompletionResult]::new('--fact', '--fact', [CompletionResultType]::ParameterName, 'The fact to explain, `S P O [G]` in N-Triples term syntax (prefixed names may use the data''s prefixes; `?x` in any position selects every matching derived fact; blank nodes as materialize writes them, `_:bN`)')
+            [CompletionResult]::new('--depth', '--depth', [CompletionResultType]::ParameterName, 'Levels of derived premises to explain: 1 explains the fact''s own derivations, 2 also those of its derived premises, and so on')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output syntax')
+            [CompletionResult]::new('--rules', '--rules', [CompletionResultType]::ParameterName, 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too')
+            [CompletionResult]::new('--rules-graph', '--rules-graph', [CompletionResultType]::ParameterName, 'Take stored f:rule values from this named graph only')
+            [CompletionResult]::new('--schedule', '--schedule', [CompletionResultType]::ParameterName, 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)')
+            [CompletionResult]::new('--max-facts', '--max-facts', [CompletionResultType]::ParameterName, 'Stop after deriving N facts (capped, exit 3)')
+            [CompletionResult]::new('--max-memory', '--max-memory', [CompletionResultType]::ParameterName, 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)')
+            [CompletionResult]::new('--max-iterations', '--max-iterations', [CompletionResultType]::ParameterName, 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)')
+            [CompletionResult]::new('--stats', '--stats', [CompletionResultType]::ParameterName, 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its start, for the explanation (past it, the explanation says it is incomplete)')
+            [CompletionResult]::new('--reasoning-time', '--reasoning-time', [CompletionResultType]::ParameterName, 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads (default: one per core). Output does not depend on it')
+            [CompletionResult]::new('--no-closure', '--no-closure', [CompletionResultType]::ParameterName, 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress bars')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress bars')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'reasonctl;generate' {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Where to write it')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads (default: one per core). Output does not depend on it')
@@ -141,6 +167,7 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             [CompletionResult]::new('query', 'query', [CompletionResultType]::ParameterValue, 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data')
             [CompletionResult]::new('lint', 'lint', [CompletionResultType]::ParameterValue, 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings')
             [CompletionResult]::new('deps', 'deps', [CompletionResultType]::ParameterValue, 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle')
+            [CompletionResult]::new('explain', 'explain', [CompletionResultType]::ParameterValue, 'Explain derived facts: replay the rules whose heads produce them and show the premises each derivation used (asserted or derived facts, paths, absences, aggregate rows), as a tree; --depth N explains derived premises in turn')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write the man pages or shell completions (for packagers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -155,6 +182,9 @@ Register-ArgumentCompleter -Native -CommandName 'reasonctl' -ScriptBlock {
             break
         }
         'reasonctl;help;deps' {
+            break
+        }
+        'reasonctl;help;explain' {
             break
         }
         'reasonctl;help;generate' {

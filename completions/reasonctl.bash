@@ -19,6 +19,9 @@ _reasonctl() {
             reasonctl,deps)
                 cmd="reasonctl__subcmd__deps"
                 ;;
+            reasonctl,explain)
+                cmd="reasonctl__subcmd__explain"
+                ;;
             reasonctl,generate)
                 cmd="reasonctl__subcmd__generate"
                 ;;
@@ -36,6 +39,9 @@ _reasonctl() {
                 ;;
             reasonctl__subcmd__help,deps)
                 cmd="reasonctl__subcmd__help__subcmd__deps"
+                ;;
+            reasonctl__subcmd__help,explain)
+                cmd="reasonctl__subcmd__help__subcmd__explain"
                 ;;
             reasonctl__subcmd__help,generate)
                 cmd="reasonctl__subcmd__help__subcmd__generate"
@@ -59,7 +65,7 @@ _reasonctl() {
 
     case "${cmd}" in
         reasonctl)
-            opts="-q -h -V --threads --quiet --help --version materialize query lint deps generate help"
+            opts="-q -h -V --threads --quiet --help --version materialize query lint deps explain generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -122,6 +128,80 @@ _reasonctl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        reasonctl__subcmd__explain)
+            opts="-q -h -V --data-format --base --fact --depth --format --rules --rules-graph --schedule --no-closure --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --data-format)
+                    COMPREPLY=($(compgen -W "turtle trig ntriples nquads rdfxml jsonld" -- "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json dot" -- "${cur}"))
+                    return 0
+                    ;;
+                --rules)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rules-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -W "staged whole-program naive-stages" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-facts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reasoning-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         reasonctl__subcmd__generate)
             opts="-q -h -V --out-dir --threads --quiet --help --version man completions"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -145,7 +225,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__help)
-            opts="materialize query lint deps generate help"
+            opts="materialize query lint deps explain generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -159,6 +239,20 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__help__subcmd__deps)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        reasonctl__subcmd__help__subcmd__explain)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

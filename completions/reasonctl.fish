@@ -32,6 +32,7 @@ complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "materialize" -d
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "lint" -d 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "explain" -d 'Explain derived facts: replay the rules whose heads produce them and show the premises each derivation used (asserted or derived facts, paths, absences, aggregate rows), as a tree; --depth N explains derived premises in turn'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
@@ -133,14 +134,43 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l threads -d 
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s V -l version -d 'Print version'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l data-format -d 'The syntax of every data file, instead of guessing it from the extension (stdin: default nquads)' -r -f -a "turtle\t'Turtle (`.ttl`), RDF 1.2'
+trig\t'TriG (`.trig`), RDF 1.2'
+ntriples\t'N-Triples (`.nt`), RDF 1.2'
+nquads\t'N-Quads (`.nq`), RDF 1.2'
+rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
+jsonld\t'JSON-LD (`.jsonld`)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l base -d 'The base IRI relative IRIs resolve against (default: each file\'s own file:// IRI)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l fact -d 'The fact to explain, `S P O [G]` in N-Triples term syntax (prefixed names may use the data\'s prefixes; `?x` in any position selects every matching derived fact; blank nodes as materialize writes them, `_:bN`)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l depth -d 'Levels of derived premises to explain: 1 explains the fact\'s own derivations, 2 also those of its derived premises, and so on' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l format -d 'Output syntax' -r -f -a "text\t'A premise tree (box-drawing characters; colours on a terminal)'
+json\t'Every explained fact as a node with its derivations (schema in docs/explain.md)'
+dot\t'Graphviz: facts, derivations and premises'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
+whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
+naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l timeout -d 'A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its start, for the explanation (past it, the explanation says it is incomplete)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s q -l quiet -d 'No progress bars'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l out-dir -d 'Where to write it' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "lint" -d 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "materialize" -d 'Load the data, run the rules to a fixpoint, and write the facts per named graph'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "query" -d 'Run a SPARQL query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the data'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "lint" -d 'Check rules without running them: every rule that cannot run is an error with a code, the rule id, the construct in its source and the fix; likely mistakes are warnings'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "deps" -d 'Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated reads; a program that cannot be stratified exits 1 with its cycle'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "explain" -d 'Explain derived facts: replay the rules whose heads produce them and show the premises each derivation used (asserted or derived facts, paths, absences, aggregate rows), as a tree; --depth N explains derived premises in turn'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "generate" -d 'Write the man pages or shell completions (for packagers)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand help; and not __fish_seen_subcommand_from materialize query lint deps explain generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -12,6 +12,7 @@ use crate::ir::display::Namer;
 use crate::lint::report::{self, LintFormat};
 use crate::lint::{self, Builder, Checks, Finding, Validation};
 use crate::output::deps::{DepsFormat, Prefixes};
+use crate::output::explain::ExplainFormat;
 use crate::output::progress::Progress;
 use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
@@ -42,6 +43,27 @@ pub enum CommandSettings {
     Deps(DepsSettings),
     /// `reasonctl lint`.
     Lint(LintSettings),
+    /// `reasonctl explain`.
+    Explain(ExplainSettings),
+}
+
+/// Settings of `reasonctl explain`.
+#[derive(Clone, Debug)]
+pub struct ExplainSettings {
+    /// Rules and limits (the materialization is `materialize`'s).
+    pub reasoning: ReasoningSettings,
+    /// The data sources, in order.
+    pub sources: Vec<DataSource>,
+    /// How they are read.
+    pub load: LoadOptions,
+    /// The `--fact` text.
+    pub fact: String,
+    /// Levels of derived premises explained (at least 1).
+    pub depth: usize,
+    /// Output syntax.
+    pub format: ExplainFormat,
+    /// The explanation's own deadline, from its start.
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Settings of `reasonctl lint`.
@@ -272,6 +294,7 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
         CommandSettings::Query(q) => run_query(&q, &progress),
         CommandSettings::Deps(d) => deps(&d, &progress),
         CommandSettings::Lint(l) => run_lint(&l, &progress),
+        CommandSettings::Explain(e) => explain(&e, &progress),
     }
 }
 
@@ -281,7 +304,7 @@ fn reason(
     store: &mut Store,
     settings: &ReasoningSettings,
     progress: &Progress,
-) -> Result<(Overlay, Option<RunReport>), Failure> {
+) -> Result<(datalog::Program, Overlay, Option<RunReport>), Failure> {
     let validation = lint::validate(
         &settings.sources,
         store,
@@ -291,7 +314,7 @@ fn reason(
         },
     );
     if validation.texts.is_empty() && validation.findings.is_empty() {
-        return Ok((Overlay::new(), None));
+        return Ok((validation.program, Overlay::new(), None));
     }
     let Validation {
         program,
@@ -345,7 +368,7 @@ fn reason(
         eprintln!("{:?}", Report::new(RuleWarning(w.clone())));
     }
     write_stats(settings, &report)?;
-    Ok((overlay, Some(report)))
+    Ok((program, overlay, Some(report)))
 }
 
 /// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,
@@ -518,7 +541,7 @@ fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, F
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
     let q = &settings.query;
     let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
-    let (overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
     let capped = report_cap(run_report.as_ref());
     let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
     let options = RunOptions {
@@ -609,7 +632,7 @@ fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, F
 
 fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Outcome, Failure> {
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
-    let (overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
     let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
     for g in overlay.graph_ids() {
         quads.extend(
@@ -637,4 +660,132 @@ fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Ou
     } else {
         Outcome::Done
     })
+}
+
+/// No fact matches `--fact`.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{fact} is neither derived nor asserted")]
+#[diagnostic(code(reasonctl::explain::not_derived), help("{help}"))]
+pub struct NotDerived {
+    fact: String,
+    help: String,
+}
+
+fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, Failure> {
+    use crate::datalog::explain;
+    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let (program, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    report_cap(run_report.as_ref());
+    let target = explain::parse_target(&settings.fact, &store.prefixes, &mut store.dict)
+        .map_err(Failure::input)?;
+    let prefixes = Prefixes::new(store.prefixes.iter().cloned());
+    let derived = target.derived(&overlay);
+    let facts = if derived.is_empty() {
+        target.asserted(&store)
+    } else {
+        derived
+    };
+    if facts.is_empty() {
+        let (rules, could) = explain::closest_rules(&program, &target, &store.dict);
+        let named = |rs: &[usize]| {
+            rs.iter()
+                .map(|&r| program.rules[r].id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let help = if rules.is_empty() {
+            "no rule derives facts like it; check the fact's terms (prefixed names use the data's prefixes)"
+                .to_owned()
+        } else if could {
+            format!(
+                "rules whose heads could produce it: {}; their bodies matched nothing that produces it (check their premises with `reasonctl query`)",
+                named(&rules)
+            )
+        } else {
+            format!(
+                "no rule's head produces its predicate; the rules whose head predicates are closest: {}",
+                named(&rules)
+            )
+        };
+        return Err(Failure {
+            report: Report::new(NotDerived {
+                fact: settings.fact.trim().to_owned(),
+                help,
+            }),
+            exit_code: 1,
+            broken_pipe: false,
+        });
+    }
+    let options = explain::Options {
+        depth: settings.depth,
+        timeout: settings.timeout,
+        now: settings.reasoning.now.unwrap_or_else(DateTime::now),
+        path_limit: crate::exec::DEFAULT_PATH_LIMIT,
+        cancel: crate::exec::Cancel::new(),
+    };
+    let explanation =
+        explain::explain(&program, &store, &overlay, &facts, &options).map_err(Failure::input)?;
+    let locations = rule_locations(&program);
+    let cx = output::explain::Context {
+        program: &program,
+        locations: &locations,
+        terms: &store.dict,
+        prefixes: &prefixes,
+        color: settings.format == ExplainFormat::Text
+            && std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let text = output::explain::render(&cx, &explanation, settings.format);
+    write_text(None, &text)?;
+    if explanation.incomplete {
+        eprintln!(
+            "{:?}",
+            Report::new(Incomplete {
+                timeout: settings.timeout.map_or(0.0, |t| t.as_secs_f64())
+            })
+        );
+    }
+    Ok(Outcome::Done)
+}
+
+/// An explanation cut by its deadline.
+#[derive(Debug, Error, Diagnostic)]
+#[error(
+    "the explanation is incomplete: its {timeout} s deadline passed before every rule was replayed"
+)]
+#[diagnostic(
+    code(reasonctl::explain::incomplete),
+    severity(Warning),
+    help("raise --timeout, or lower --depth")
+)]
+pub struct Incomplete {
+    timeout: f64,
+}
+
+/// Where each rule is written: `file:line:col` of its text, or the stored value's subject (and graph).
+fn rule_locations(program: &datalog::Program) -> Vec<String> {
+    let mut files: std::collections::HashMap<std::path::PathBuf, Option<String>> =
+        std::collections::HashMap::new();
+    program
+        .rules
+        .iter()
+        .map(|r| match &r.origin {
+            rules::Origin::File { path, offset, .. } => {
+                let text = files
+                    .entry(path.clone())
+                    .or_insert_with(|| std::fs::read_to_string(path).ok());
+                match text {
+                    Some(t) => {
+                        let (line, col) = lint::locate::line_col(t, *offset);
+                        format!("{}:{line}:{col}", path.display())
+                    }
+                    None => path.display().to_string(),
+                }
+            }
+            rules::Origin::Stored { subject, graph } => match graph {
+                Some(g) => format!("stored on {subject} in graph {g}"),
+                None => format!("stored on {subject}"),
+            },
+        })
+        .collect()
 }

@@ -41,6 +41,10 @@ pub enum Command {
     /// Show how rules depend on each other: stages (producers first), recursive groups, negated and aggregated
     /// reads; a program that cannot be stratified exits 1 with its cycle.
     Deps(DepsArgs),
+    /// Explain derived facts: replay the rules whose heads produce them and show the premises each derivation
+    /// used (asserted or derived facts, paths, absences, aggregate rows), as a tree; --depth N explains derived
+    /// premises in turn.
+    Explain(ExplainArgs),
     /// Write the man pages or shell completions (for packagers).
     #[command(hide = true)]
     Generate(GenerateArgs),
@@ -93,6 +97,39 @@ pub struct MaterializeArgs {
     pub reasoning: ReasoningArgs,
 
     /// Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+
+    /// The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock).
+    #[arg(long, value_name = "RFC3339")]
+    pub reasoning_time: Option<String>,
+}
+
+/// `reasonctl explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+
+    /// The fact to explain, `S P O [G]` in N-Triples term syntax (prefixed names may use the data's prefixes;
+    /// `?x` in any position selects every matching derived fact; blank nodes as materialize writes them, `_:bN`).
+    #[arg(long, value_name = "'S P O [G]'")]
+    pub fact: String,
+
+    /// Levels of derived premises to explain: 1 explains the fact's own derivations, 2 also those of its derived
+    /// premises, and so on.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub depth: usize,
+
+    /// Output syntax.
+    #[arg(long, value_name = "FORMAT", default_value = "text")]
+    pub format: crate::output::explain::ExplainFormat,
+
+    #[command(flatten)]
+    pub reasoning: ReasoningArgs,
+
+    /// A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its
+    /// start, for the explanation (past it, the explanation says it is incomplete).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 

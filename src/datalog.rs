@@ -5,6 +5,7 @@ pub mod budget;
 pub mod closure;
 pub mod delta;
 pub mod dependency;
+pub mod explain;
 pub mod fixpoint;
 pub mod footprint;
 pub mod graphs;

@@ -1,6 +1,7 @@
 //! This module defines where results go: RDF writers, atomic files, progress bars.
 
 pub mod deps;
+pub mod explain;
 pub mod files;
 pub mod progress;
 pub mod rdf;

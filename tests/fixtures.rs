@@ -13,7 +13,7 @@ use std::process::Command;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// The areas whose cases run the binary; `w3c` has its own harness.
-const AREAS: &[&str] = &["deps", "lint", "materialize", "query"];
+const AREAS: &[&str] = &["deps", "explain", "lint", "materialize", "query"];
 
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");

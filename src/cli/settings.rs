@@ -4,12 +4,12 @@ use miette::Diagnostic;
 use thiserror::Error;
 
 use super::{
-    Args, Command, DataArgs, DepsArgs, LintArgs, MaterializeArgs, QueryArgs, ReasoningArgs,
-    ScheduleArg,
+    Args, Command, DataArgs, DepsArgs, ExplainArgs, LintArgs, MaterializeArgs, QueryArgs,
+    ReasoningArgs, ScheduleArg,
 };
 use crate::app::{
-    CommandSettings, DepsSettings, LintSettings, MaterializeSettings, QueryInput, QuerySettings,
-    ReasoningSettings, Settings,
+    CommandSettings, DepsSettings, ExplainSettings, LintSettings, MaterializeSettings, QueryInput,
+    QuerySettings, ReasoningSettings, Settings,
 };
 use crate::datalog::{Budget, Schedule};
 use crate::exec::datetime::DateTime;
@@ -101,6 +101,7 @@ pub fn task(args: Args) -> Result<Task, SettingsError> {
     let command = match args.command {
         Command::Generate(g) => return Ok(Task::Generate(g)),
         Command::Materialize(m) => CommandSettings::Materialize(materialize(m)?),
+        Command::Explain(e) => CommandSettings::Explain(explain(e)?),
         Command::Query(q) => CommandSettings::Query(query(q)?),
         Command::Deps(d) => CommandSettings::Deps(deps(d)?),
         Command::Lint(l) => CommandSettings::Lint(lint(l)?),
@@ -258,6 +259,21 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         target,
         format,
         include_asserted: args.include_asserted,
+    })
+}
+
+fn explain(args: ExplainArgs) -> Result<ExplainSettings, SettingsError> {
+    let (sources, load) = data(args.data)?;
+    let timeout = timeout(args.timeout)?;
+    let now = reasoning_time(args.reasoning_time.as_deref())?;
+    Ok(ExplainSettings {
+        reasoning: reasoning(args.reasoning, timeout, now),
+        sources,
+        load,
+        fact: args.fact,
+        depth: args.depth.max(1),
+        format: args.format,
+        timeout,
     })
 }
 

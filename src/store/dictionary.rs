@@ -255,6 +255,13 @@ impl Dictionary {
         self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
+    /// The id of blank node number `n` (written `_:b{n}`), if the dictionary holds it.
+    pub fn lookup_blank(&self, n: u32) -> Option<TermId> {
+        let mut key = [TAG_BLANK, 0, 0, 0, 0];
+        key[1..].copy_from_slice(&n.to_le_bytes());
+        self.terms.get(&key).map(|i| TermId(self.base + i))
+    }
+
     /// A blank node distinct from every other.
     pub fn new_blank_node(&mut self) -> TermId {
         let n = self.blank_nodes;
