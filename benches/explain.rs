@@ -42,7 +42,10 @@ fn chain() -> (PathBuf, PathBuf) {
     let data = write(
         "explain-chain-1415.nt",
         (0..n - 1).map(|i| {
-            format!("<http://example.org/n{i}> <http://example.org/edge> <http://example.org/n{}> .", i + 1)
+            format!(
+                "<http://example.org/n{i}> <http://example.org/edge> <http://example.org/n{}> .",
+                i + 1
+            )
         }),
     );
     let rules = write(
@@ -137,8 +140,14 @@ fn main() {
         &data,
         &rules,
         &[
-            ("n0 reach n1414, depth 1", "<http://example.org/n0> <http://example.org/reach> <http://example.org/n1414>"),
-            ("n0 reach n1414, depth 3", "<http://example.org/n0> <http://example.org/reach> <http://example.org/n1414>"),
+            (
+                "n0 reach n1414, depth 1",
+                "<http://example.org/n0> <http://example.org/reach> <http://example.org/n1414>",
+            ),
+            (
+                "n0 reach n1414, depth 3",
+                "<http://example.org/n0> <http://example.org/reach> <http://example.org/n1414>",
+            ),
         ],
     );
     let (data, rules) = copy();
@@ -147,8 +156,14 @@ fn main() {
         &data,
         &rules,
         &[
-            ("s5 q 55, depth 1", "<http://example.org/s5> <http://example.org/q> 55"),
-            ("s5 sum ?t, depth 1", "<http://example.org/s5> <http://example.org/sum> ?t"),
+            (
+                "s5 q 55, depth 1",
+                "<http://example.org/s5> <http://example.org/q> 55",
+            ),
+            (
+                "s5 sum ?t, depth 1",
+                "<http://example.org/s5> <http://example.org/sum> ?t",
+            ),
         ],
     );
 }

@@ -301,7 +301,6 @@ pub fn run(
             let mut fell_back: Vec<usize> = Vec::new();
             let mut new_by_group: HashMap<usize, Vec<Triple>> = HashMap::new();
             let mut derived_by_group: HashMap<usize, usize> = HashMap::new();
-            let mut new_by_graph: HashMap<TermId, Vec<Triple>> = HashMap::new();
             // Every fact the pass found, with the job (in job order) and position that found it.
             let mut found: Vec<(Quad, u32, u32)> = Vec::new();
             for (j, (job, out)) in jobs.iter().zip(outs).enumerate() {
@@ -360,21 +359,37 @@ pub fn run(
                 capped = Some(room_reason);
             }
             let added = new.len();
-            for (q, j, _) in new {
-                let rule = jobs[j as usize].rule;
-                let g = group_of[rule];
+            // Counted per job, then per rule and group (no hashing per fact); facts of a graph are contiguous.
+            let mut per_job = vec![0usize; jobs.len()];
+            let mut by_graph: Vec<(TermId, Vec<Triple>)> = Vec::new();
+            for &(q, j, _) in &new {
                 let [graph, s, p, o] = q;
-                report.rules[rule].facts += 1;
-                *derived_by_group.entry(g).or_default() += 1;
-                if graph == TermId::DEFAULT_GRAPH {
-                    new_by_group.entry(g).or_default().push([s, p, o]);
+                per_job[j as usize] += 1;
+                match by_graph.last_mut() {
+                    Some((g, ts)) if *g == graph => ts.push([s, p, o]),
+                    _ => by_graph.push((graph, vec![[s, p, o]])),
                 }
-                new_by_graph.entry(graph).or_default().push([s, p, o]);
             }
-            let mut graphs_touched: Vec<TermId> = new_by_graph.keys().copied().collect();
-            graphs_touched.sort_unstable();
-            for graph in graphs_touched {
-                overlay.add(graph, new_by_graph.remove(&graph).unwrap_or_default());
+            for (j, n) in per_job.iter().enumerate().filter(|(_, n)| **n > 0) {
+                let rule = jobs[j].rule;
+                report.rules[rule].facts += n;
+                *derived_by_group.entry(group_of[rule]).or_default() += n;
+            }
+            // Seeds of the next pass: new default-graph facts of groups that iterate (a compiled closure is
+            // complete: it is never seeded again).
+            if new.iter().any(|&(q, j, _)| {
+                q[0] == TermId::DEFAULT_GRAPH && !closed.contains(&group_of[jobs[j as usize].rule])
+            }) {
+                for &(q, j, _) in &new {
+                    let g = group_of[jobs[j as usize].rule];
+                    if q[0] == TermId::DEFAULT_GRAPH && !closed.contains(&g) {
+                        new_by_group.entry(g).or_default().push([q[1], q[2], q[3]]);
+                    }
+                }
+            }
+            drop(new);
+            for (graph, triples) in by_graph {
+                overlay.add(graph, triples);
             }
             report.derived += added;
             stage_report.passes += 1;
@@ -432,35 +447,42 @@ fn new_facts(
     store: &Store,
     overlay: &Overlay,
 ) -> Vec<(Quad, u32, u32)> {
-    if found.len() > 1 << 14 {
-        found.par_sort_unstable();
-    } else {
-        found.sort_unstable();
+    // A compiled closure's facts come sorted: checking is linear.
+    if !found.is_sorted() {
+        if found.len() > 1 << 14 {
+            found.par_sort_unstable();
+        } else {
+            found.sort_unstable();
+        }
     }
     found.dedup_by_key(|f| f.0);
-    let mut out = Vec::with_capacity(found.len());
+    // Graph by graph: mark what the graph's asserted triples or derived runs hold, then drop it in one pass.
+    let mut keep = vec![true; found.len()];
     let mut i = 0;
     while i < found.len() {
         let g = found[i].0[0];
-        let end = i + found[i..].iter().take_while(|f| f.0[0] == g).count();
-        let mut part: Vec<(Quad, u32, u32)> = found[i..end].to_vec();
+        let end = i + found[i..].partition_point(|f| f.0[0] == g);
         if let Some(index) = store.quads.graph(g) {
-            retain_absent(&mut part, index.triples());
+            mark_known(&found[i..end], index.triples(), &mut keep[i..end]);
         }
         for run in overlay.runs_of(g) {
-            retain_absent(&mut part, run);
+            mark_known(&found[i..end], run, &mut keep[i..end]);
         }
-        out.extend(part);
         i = end;
     }
-    out
+    let mut k = keep.iter();
+    found.retain(|_| *k.next().expect("one flag per fact"));
+    found
 }
 
-/// Keeps the facts (sorted by triple) that `sorted` (SPO-sorted) lacks: a merge that gallops through `sorted`, so a
-/// few facts against a large array cost a few binary searches and many facts one linear pass.
-fn retain_absent(facts: &mut Vec<(Quad, u32, u32)>, sorted: &[Triple]) {
+/// Clears `keep` for the facts (sorted by triple) that `sorted` (SPO-sorted) holds: a merge that gallops through
+/// `sorted`, so a few facts against a large array cost a few binary searches and many facts one linear pass.
+fn mark_known(facts: &[(Quad, u32, u32)], sorted: &[Triple], keep: &mut [bool]) {
     let mut pos = 0;
-    facts.retain(|(q, _, _)| {
+    for ((q, _, _), keep) in facts.iter().zip(keep) {
+        if !*keep {
+            continue;
+        }
         let t = [q[1], q[2], q[3]];
         // Exponential search forward from `pos` for the first key >= t.
         let mut step = 1;
@@ -472,8 +494,10 @@ fn retain_absent(facts: &mut Vec<(Quad, u32, u32)>, sorted: &[Triple]) {
         }
         let hi = hi.min(sorted.len());
         pos += sorted[pos.min(hi)..hi].partition_point(|k| *k < t);
-        !(pos < sorted.len() && sorted[pos] == t)
-    });
+        if pos < sorted.len() && sorted[pos] == t {
+            *keep = false;
+        }
+    }
 }
 
 /// Records a cap: the rules of the active groups, and every rule of a later stage.
@@ -524,8 +548,9 @@ fn run_body(
     let view = View::new(&store.quads, overlay);
     let bounded = limits.room != usize::MAX;
     if let Some(c) = &job.compiled {
-        // Each pair comes out once; under a budget only new ones count.
-        let mut quads: Vec<Quad> = Vec::new();
+        // Each pair comes out once; under a budget only new ones count. The pairs are sorted (so the facts reach
+        // the merge in SPO order and its sort only checks).
+        let mut pairs: Vec<(TermId, TermId)> = Vec::new();
         let g = TermId::DEFAULT_GRAPH;
         c.run(&view, limits.path_limit, limits.cancel, &mut |x, z| {
             // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
@@ -534,10 +559,14 @@ fn run_body(
             }
             let known = bounded && view.contains(g, [x, c.r, z]);
             if !known {
-                quads.push([g, x, c.r, z]);
+                pairs.push((x, z));
             }
-            quads.len() <= limits.room
+            pairs.len() <= limits.room
         })?;
+        let quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
+            .into_iter()
+            .map(|(x, z)| [g, x, c.r, z])
+            .collect();
         return Ok(JobOut {
             rule: job.rule,
             rows: quads.len() as u64,
@@ -609,6 +638,39 @@ fn run_body(
         rows,
         elapsed: started.elapsed(),
     })
+}
+
+/// Sorts distinct pairs of term ids below `end`. Many pairs over few terms: a stable counting sort by the first
+/// term (a closure emits each second term's pairs together, in ascending order, so that mostly finishes the
+/// job), then each run of equal first terms sorted if it is not already; otherwise a comparison sort.
+fn sort_pairs(pairs: Vec<(TermId, TermId)>, end: TermId) -> Vec<(TermId, TermId)> {
+    let n = pairs.len();
+    if n < 1 << 14 || n < end.index() / 4 {
+        let mut pairs = pairs;
+        pairs.sort_unstable();
+        return pairs;
+    }
+    let mut start = vec![0u32; end.index() + 1];
+    for &(x, _) in &pairs {
+        start[x.index() + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut out = vec![(TermId(0), TermId(0)); n];
+    let mut next = start.clone();
+    for &(x, z) in &pairs {
+        let at = &mut next[x.index()];
+        out[*at as usize] = (x, z);
+        *at += 1;
+    }
+    for w in start.windows(2) {
+        let run = &mut out[w[0] as usize..w[1] as usize];
+        if !run.is_sorted() {
+            run.sort_unstable();
+        }
+    }
+    out
 }
 
 /// Interns a body run's computed terms into the dictionary; blank nodes get fresh nodes (one per label).

@@ -106,18 +106,24 @@ impl Run {
     fn merge(a: Run, b: Run) -> Run {
         let n = a.spo.len() + b.spo.len();
         let mut spo = Vec::with_capacity(n);
-        // Where each old index lands in the merged array.
-        let mut a_to = vec![0u32; a.spo.len()];
-        let mut b_to = vec![0u32; b.spo.len()];
+        // Where each old index lands in the merged array (only needed when a permutation is merged too).
+        let track = (a.pos.get().is_some() && b.pos.get().is_some())
+            || (a.osp.get().is_some() && b.osp.get().is_some());
+        let mut a_to = vec![0u32; if track { a.spo.len() } else { 0 }];
+        let mut b_to = vec![0u32; if track { b.spo.len() } else { 0 }];
         let (mut i, mut j) = (0, 0);
         while i < a.spo.len() || j < b.spo.len() {
             let take_a = j == b.spo.len() || (i < a.spo.len() && a.spo[i] <= b.spo[j]);
             if take_a {
-                a_to[i] = spo.len() as u32;
+                if track {
+                    a_to[i] = spo.len() as u32;
+                }
                 spo.push(a.spo[i]);
                 i += 1;
             } else {
-                b_to[j] = spo.len() as u32;
+                if track {
+                    b_to[j] = spo.len() as u32;
+                }
                 spo.push(b.spo[j]);
                 j += 1;
             }
