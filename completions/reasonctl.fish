@@ -142,7 +142,7 @@ rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
 jsonld\t'JSON-LD (`.jsonld`)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l base -d 'The base IRI relative IRIs resolve against (default: each file\'s own file:// IRI)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l fact -d 'The fact to explain, `S P O [G]` in N-Triples term syntax (prefixed names may use the data\'s prefixes; `?x` in any position selects every matching derived fact; blank nodes as materialize writes them, `_:bN`)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l depth -d 'Levels of derived premises to explain: 1 explains the fact\'s own derivations, 2 also those of its derived premises, and so on' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l depth -d 'How deep to explain: 1 shows the fact\'s own derivations, 2 also those of their derived premises, and so on (at most 10000)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l format -d 'Output syntax' -r -f -a "text\t'A premise tree (box-drawing characters; colours on a terminal)'
 json\t'Every explained fact as a node with its derivations (schema in docs/explain.md)'
 dot\t'Graphviz: facts, derivations and premises'"

@@ -280,6 +280,11 @@ impl From<load::LoadError> for Failure {
     }
 }
 
+/// Writes a warning to stderr; a closed stderr is ignored.
+fn warn(text: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
 /// Runs one command.
 pub fn run(settings: Settings) -> Result<Outcome, Failure> {
     if let Some(threads) = settings.threads {
@@ -365,7 +370,7 @@ fn reason(
         }
     };
     for w in &report.warnings {
-        eprintln!("{:?}", Report::new(RuleWarning(w.clone())));
+        warn(format_args!("{:?}", Report::new(RuleWarning(w.clone()))));
     }
     write_stats(settings, &report)?;
     Ok((program, overlay, Some(report)))
@@ -525,7 +530,7 @@ fn report_cap(report: Option<&RunReport>) -> bool {
             v.join(", ")
         }
     };
-    eprintln!(
+    warn(format_args!(
         "{:?}",
         Report::new(Capped {
             reason: reason.name(),
@@ -533,7 +538,7 @@ fn report_cap(report: Option<&RunReport>) -> bool {
             capped: list(&r.capped_rules),
             pending: list(&r.pending_rules),
         })
-    );
+    ));
     true
 }
 
@@ -676,9 +681,10 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
     let (program, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
     report_cap(run_report.as_ref());
-    let target = explain::parse_target(&settings.fact, &store.prefixes, &mut store.dict)
-        .map_err(Failure::input)?;
+    // The prefixes the output uses (the data's, then rdf: rdfs: owl: xsd:) are the ones --fact accepts.
     let prefixes = Prefixes::new(store.prefixes.iter().cloned());
+    let target = explain::parse_target(&settings.fact, prefixes.pairs(), &mut store.dict)
+        .map_err(Failure::input)?;
     let derived = target.derived(&overlay);
     let facts = if derived.is_empty() {
         target.asserted(&store)
@@ -686,26 +692,29 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
         derived
     };
     if facts.is_empty() {
-        let (rules, could) = explain::closest_rules(&program, &target, &store.dict);
         let named = |rs: &[usize]| {
             rs.iter()
                 .map(|&r| program.rules[r].id.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let help = if rules.is_empty() {
-            "no rule derives facts like it; check the fact's terms (prefixed names use the data's prefixes)"
-                .to_owned()
-        } else if could {
-            format!(
+        let help = match explain::closest_rules(&program, &target, &store.dict) {
+            explain::Closest::Could(rules) => format!(
                 "rules whose heads could produce it: {}; their bodies matched nothing that produces it (check their premises with `reasonctl query`)",
                 named(&rules)
-            )
-        } else {
-            format!(
+            ),
+            explain::Closest::OtherGraph(rules) => format!(
+                "rules {} produce such facts, but into another graph: add or change the graph (the 4th term of --fact)",
+                named(&rules)
+            ),
+            explain::Closest::Spelling(rules) if rules.is_empty() => {
+                "no rule derives facts like it; check the fact's terms (prefixed names use the data's prefixes)"
+                    .to_owned()
+            }
+            explain::Closest::Spelling(rules) => format!(
                 "no rule's head produces its predicate; the rules whose head predicates are closest: {}",
                 named(&rules)
-            )
+            ),
         };
         return Err(Failure {
             report: Report::new(NotDerived {
@@ -738,12 +747,12 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
     let text = output::explain::render(&cx, &explanation, settings.format);
     write_text(None, &text)?;
     if explanation.incomplete {
-        eprintln!(
+        warn(format_args!(
             "{:?}",
             Report::new(Incomplete {
                 timeout: settings.timeout.map_or(0.0, |t| t.as_secs_f64())
             })
-        );
+        ));
     }
     Ok(Outcome::Done)
 }

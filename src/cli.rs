@@ -116,10 +116,10 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "'S P O [G]'")]
     pub fact: String,
 
-    /// Levels of derived premises to explain: 1 explains the fact's own derivations, 2 also those of its derived
-    /// premises, and so on.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub depth: usize,
+    /// How deep to explain: 1 shows the fact's own derivations, 2 also those of their derived premises, and so
+    /// on (at most 10000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub depth: u32,
 
     /// Output syntax.
     #[arg(long, value_name = "FORMAT", default_value = "text")]

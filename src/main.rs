@@ -1,11 +1,20 @@
 //! The `reasonctl` binary: parse the arguments, run one command, map the outcome to an exit code.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 use reasonctl::app;
 use reasonctl::cli::settings::{self, Task};
 use reasonctl::cli::{Args, generate};
+
+/// Writes a report to stderr; a closed stderr is ignored (exit codes still tell).
+fn report(text: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The stack of the thread a command runs on: deep derivation trees and deeply nested queries recurse.
+const STACK: usize = 1 << 30;
 
 fn main() -> ExitCode {
     // Diagnostics wrap at spaces only: IRIs and paths stay whole, so they can be copied.
@@ -21,7 +30,7 @@ fn main() -> ExitCode {
     let task = match settings::task(args) {
         Ok(task) => task,
         Err(e) => {
-            eprintln!("{:?}", miette::Report::new(e));
+            report(format_args!("{:?}", miette::Report::new(e)));
             return ExitCode::from(2);
         }
     };
@@ -29,18 +38,32 @@ fn main() -> ExitCode {
         Task::Generate(g) => match generate::generate(g.what, &g.out_dir) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: cannot write into {}: {e}", g.out_dir.display());
+                report(format_args!(
+                    "error: cannot write into {}: {e}",
+                    g.out_dir.display()
+                ));
                 ExitCode::from(2)
             }
         },
-        Task::Run(settings) => match app::run(*settings) {
-            Ok(outcome) => ExitCode::from(outcome.exit_code()),
-            // `reasonctl … | head`: the reader left; that is not an error (the Unix convention).
-            Err(failure) if failure.broken_pipe => ExitCode::SUCCESS,
-            Err(failure) => {
-                eprintln!("{:?}", failure.report);
-                ExitCode::from(failure.exit_code)
+        Task::Run(settings) => match std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn(move || app::run(*settings))
+            .map_err(|e| e.to_string())
+            .and_then(|h| h.join().map_err(|_| "the command panicked".to_owned()))
+        {
+            Err(e) => {
+                report(format_args!("error: {e}"));
+                ExitCode::from(101)
             }
+            Ok(result) => match result {
+                Ok(outcome) => ExitCode::from(outcome.exit_code()),
+                // `reasonctl … | head`: the reader left; that is not an error (the Unix convention).
+                Err(failure) if failure.broken_pipe => ExitCode::SUCCESS,
+                Err(failure) => {
+                    report(format_args!("{:?}", failure.report));
+                    ExitCode::from(failure.exit_code)
+                }
+            },
         },
     }
 }

@@ -271,7 +271,7 @@ fn explain(args: ExplainArgs) -> Result<ExplainSettings, SettingsError> {
         sources,
         load,
         fact: args.fact,
-        depth: args.depth.max(1),
+        depth: args.depth as usize,
         format: args.format,
         timeout,
     })

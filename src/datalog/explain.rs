@@ -242,6 +242,8 @@ pub enum Premise {
     Absence {
         /// Its triple patterns and paths (as [`Premise::Fact`] with status missing, and [`Premise::Path`]).
         patterns: Vec<Premise>,
+        /// Its FILTER conditions, as written (variables by name, IRIs in full).
+        filters: Vec<String>,
     },
     /// A subquery or EXISTS re-run inside the row's scope: the rows that fed it.
     Rows {
@@ -342,6 +344,7 @@ pub fn explain(
         out: Explanation::default(),
         index: HashMap::new(),
         stack: Vec::new(),
+        depth_of: HashMap::new(),
         not_replayed: HashSet::new(),
     };
     for &q in facts {
@@ -384,6 +387,8 @@ struct Explainer<'a> {
     index: HashMap<Quad, usize>,
     /// The facts being explained, outermost first (a premise among them is a cycle).
     stack: Vec<Quad>,
+    /// The depth each explained node was explained to.
+    depth_of: HashMap<usize, usize>,
     not_replayed: HashSet<usize>,
 }
 
@@ -409,7 +414,8 @@ impl Explainer<'_> {
         }
     }
 
-    /// The node of `q`, explained `depth` levels down if it is derived.
+    /// The node of `q`, explained `depth` levels down if it is derived (deeper than before, if it was met
+    /// nearer the depth limit first).
     fn node(&mut self, q: Quad, depth: usize) -> Result<usize, ExplainError> {
         let n = match self.index.get(&q) {
             Some(&n) => n,
@@ -424,13 +430,33 @@ impl Explainer<'_> {
                 n
             }
         };
-        let node = &self.out.nodes[n];
-        if depth > 0 && node.status == Status::Derived && node.derivations.is_none() {
-            self.stack.push(q);
-            let derivations = self.derivations(q, depth)?;
-            self.stack.pop();
-            self.out.nodes[n].derivations = Some(derivations);
+        if depth == 0 || self.out.nodes[n].status != Status::Derived || self.out.incomplete {
+            return Ok(n);
         }
+        let done = self.depth_of.get(&n).copied();
+        if done.is_some_and(|d| d >= depth) {
+            return Ok(n);
+        }
+        self.depth_of.insert(n, depth);
+        self.stack.push(q);
+        let found = match self.out.nodes[n].derivations.take() {
+            // Explained before, less deep: only its premises go further down.
+            Some(mut ds) => {
+                for d in &mut ds {
+                    for p in &mut d.premises {
+                        self.link(p, depth)?;
+                    }
+                }
+                Some(ds)
+            }
+            None => {
+                let ds = self.derivations(q, depth)?;
+                // Past the deadline with nothing found: not explained (rather than "no derivation").
+                (!(self.out.incomplete && ds.is_empty())).then_some(ds)
+            }
+        };
+        self.stack.pop();
+        self.out.nodes[n].derivations = found;
         Ok(n)
     }
 
@@ -771,8 +797,13 @@ impl Walk<'_> {
                 if !unions {
                     return Ok(vec![vec![]]);
                 }
+                // A branch the row satisfies: run with the row's bindings of its variables, it has a solution
+                // (its filters and negations included).
                 let mut out: Choices = Vec::new();
                 for b in branches {
+                    if !self.satisfies(ex, b)? {
+                        continue;
+                    }
                     out.extend(
                         self.alts(ex, b, unions, over)?
                             .into_iter()
@@ -788,7 +819,11 @@ impl Walk<'_> {
                 }
                 out
             }
-            Op::Project { .. } | Op::Group { .. } => vec![vec![self.subquery(ex, op)?]],
+            Op::Project { .. } | Op::Group { .. } => self
+                .subquery(ex, op)?
+                .into_iter()
+                .map(|p| vec![p])
+                .collect(),
         })
     }
 
@@ -804,17 +839,24 @@ impl Walk<'_> {
         for (op, negated) in found {
             if negated {
                 let mut patterns = Vec::new();
-                self.absent(ex, op, &mut patterns);
-                out.push(Premise::Absence { patterns });
+                let mut filters = Vec::new();
+                self.absent(ex, op, &mut patterns, &mut filters);
+                out.push(Premise::Absence { patterns, filters });
             } else {
-                out.push(self.rerun(ex, op, RowsKind::Exists)?);
+                out.push(self.rerun(ex, op, RowsKind::Exists, &[])?);
             }
         }
         Ok(())
     }
 
     /// The patterns and paths inside a NOT EXISTS, instantiated as far as the row binds them.
-    fn absent(&self, ex: &Explainer<'_>, op: &Op, out: &mut Vec<Premise>) {
+    fn absent(
+        &self,
+        ex: &Explainer<'_>,
+        op: &Op,
+        out: &mut Vec<Premise>,
+        filters: &mut Vec<String>,
+    ) {
         match op {
             Op::Pattern(tp) => {
                 let Premise::Fact { atom, .. } = self.fact(ex, tp) else {
@@ -838,63 +880,132 @@ impl Walk<'_> {
                 object: self.slot(ex, object),
                 graph: self.graph(graph),
             }),
-            Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| self.absent(ex, o, out)),
-            Op::Filter { input, .. }
-            | Op::Extend { input, .. }
+            Op::Join(ops) | Op::Union(ops) => {
+                ops.iter().for_each(|o| self.absent(ex, o, out, filters))
+            }
+            Op::Filter { input, expr } => {
+                let namer = crate::ir::display::Namer {
+                    dict: &ex.store.dict,
+                    vars: self.vars,
+                };
+                filters.push(namer.expr(expr));
+                self.absent(ex, input, out, filters);
+            }
+            Op::Extend { input, .. }
             | Op::Distinct(input)
             | Op::Reduced(input)
             | Op::OrderBy { input, .. }
             | Op::Slice { input, .. }
             | Op::Project { input, .. }
-            | Op::Group { input, .. } => self.absent(ex, input, out),
+            | Op::Group { input, .. } => self.absent(ex, input, out, filters),
             Op::LeftJoin { left, right, .. } | Op::Minus { left, right } => {
-                self.absent(ex, left, out);
-                self.absent(ex, right, out);
+                self.absent(ex, left, out, filters);
+                self.absent(ex, right, out, filters);
             }
             Op::Empty | Op::Unit | Op::GraphName(_) | Op::Values { .. } => {}
         }
     }
 
-    /// A subquery, re-run inside the row's scope without its grouping (and its modifiers).
-    fn subquery(&self, ex: &Explainer<'_>, op: &Op) -> Result<Premise, ExecError> {
+    /// A subquery, re-run inside the row's scope without its grouping (and its modifiers): one premise per group
+    /// the row can come from (one, unless the group key is not projected and several groups give the row).
+    fn subquery(&self, ex: &Explainer<'_>, op: &Op) -> Result<Vec<Premise>, ExecError> {
         let mut inner = op;
-        let mut kind = RowsKind::Subquery;
+        let mut top: Option<&Op> = None;
+        let mut group: Option<(&Op, &[VarId])> = None;
         loop {
             match inner {
+                Op::Project { input, .. } if top.is_none() => {
+                    top = Some(input);
+                    inner = input;
+                }
                 Op::Project { input, .. }
                 | Op::Distinct(input)
                 | Op::Reduced(input)
                 | Op::OrderBy { input, .. }
                 | Op::Slice { input, .. } => inner = input,
-                Op::Filter { input, .. } | Op::Extend { input, .. }
-                    if kind == RowsKind::Grouped || contains_group(input) =>
-                {
+                Op::Filter { input, .. } | Op::Extend { input, .. } if contains_group(input) => {
                     inner = input
                 }
-                Op::Group { input, .. } => {
-                    kind = RowsKind::Grouped;
+                Op::Group { input, keys, .. } => {
+                    group = Some((inner, keys));
                     inner = input;
                     break;
                 }
                 _ => break,
             }
         }
-        self.rerun(ex, inner, kind)
+        let Some((group_op, keys)) = group else {
+            return Ok(vec![self.rerun(ex, inner, RowsKind::Subquery, &[])?]);
+        };
+        let bound = |v: &VarId| {
+            let id = self.row[v.index()];
+            id != ROW_UNBOUND && !self.computed.contains_key(&id)
+        };
+        if keys.iter().all(bound) {
+            return Ok(vec![self.rerun(ex, inner, RowsKind::Grouped, &[])?]);
+        }
+        // A key the subquery does not project: find the groups whose output is the row's, then re-run each.
+        let above = top.unwrap_or(group_op);
+        let seed: Vec<(VarId, TermId)> = above
+            .vars()
+            .iter()
+            .filter(bound)
+            .map(|v| (v, self.row[v.index()]))
+            .collect();
+        let groups = ex.run(above, self.vars, &seed)?;
+        let mut out = Vec::new();
+        let mut seen: HashSet<Vec<(VarId, TermId)>> = HashSet::new();
+        for i in 0..groups.rows.len() {
+            let g = groups.rows.row(i);
+            let key: Vec<(VarId, TermId)> = keys
+                .iter()
+                .filter(|k| {
+                    g[k.index()] != ROW_UNBOUND && !groups.computed.contains_key(&g[k.index()])
+                })
+                .map(|k| (*k, g[k.index()]))
+                .collect();
+            if seen.insert(key.clone()) {
+                out.push(self.rerun(ex, inner, RowsKind::Grouped, &key)?);
+            }
+        }
+        if out.is_empty() {
+            out.push(self.rerun(ex, inner, RowsKind::Grouped, &[])?);
+        }
+        Ok(out)
+    }
+
+    /// Whether `branch`, run with the row's bindings of its variables, has a solution.
+    fn satisfies(&self, ex: &Explainer<'_>, branch: &Op) -> Result<bool, ExecError> {
+        let seed: Vec<(VarId, TermId)> = branch
+            .vars()
+            .iter()
+            .filter_map(|v| {
+                let id = self.row[v.index()];
+                (id != ROW_UNBOUND && !self.computed.contains_key(&id)).then_some((v, id))
+            })
+            .collect();
+        Ok(!ex.run(branch, self.vars, &seed)?.rows.is_empty())
     }
 
     /// Runs `inner` seeded with the row's bindings of its variables (those it shares with the row's scope: a
-    /// subquery's own variables have ids of their own, unbound in the row).
-    fn rerun(&self, ex: &Explainer<'_>, inner: &Op, kind: RowsKind) -> Result<Premise, ExecError> {
+    /// subquery's own variables have ids of their own, unbound in the row) and with `extra` (a group key).
+    fn rerun(
+        &self,
+        ex: &Explainer<'_>,
+        inner: &Op,
+        kind: RowsKind,
+        extra: &[(VarId, TermId)],
+    ) -> Result<Premise, ExecError> {
         let inner_vars = inner.vars();
         let mut seed: Vec<(VarId, TermId)> = Vec::new();
         let mut key = Vec::new();
         for v in inner_vars.iter() {
-            let id = self.row[v.index()];
-            if id == ROW_UNBOUND {
-                continue;
-            }
-            if self.computed.contains_key(&id) {
-                // A computed term is not in the dictionary: the re-run could not bind it.
+            let id = match extra.iter().find(|(x, _)| *x == v) {
+                Some((_, id)) => *id,
+                None => self.row[v.index()],
+            };
+            // Unbound, or a computed term the dictionary lacks (the re-run could not bind it).
+            if id == ROW_UNBOUND || self.computed.contains_key(&id) {
                 continue;
             }
             seed.push((v, id));
@@ -1027,25 +1138,38 @@ fn product(a: Choices, b: Choices, over: &mut bool) -> Choices {
     out
 }
 
-/// When no fact matches: the rules whose heads could produce the target (`true`), or else up to three rules whose
-/// head predicates are spelled most like the target's (`false`).
-pub fn closest_rules(
-    program: &Program,
-    target: &Target,
-    dict: &impl TermSource,
-) -> (Vec<usize>, bool) {
-    let could: Vec<usize> = program
-        .rules
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.heads.iter().any(|h| head_fits(h, target)))
-        .map(|(i, _)| i)
-        .collect();
+/// The rules nearest to producing a fact no run derived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Closest {
+    /// Rules whose heads could produce it: their bodies matched nothing that does.
+    Could(Vec<usize>),
+    /// Rules whose heads produce such facts, but into another graph.
+    OtherGraph(Vec<usize>),
+    /// No head has its predicate: up to three rules whose head predicates are spelled most like it.
+    Spelling(Vec<usize>),
+}
+
+/// When no fact matches `target`: which rules come closest.
+pub fn closest_rules(program: &Program, target: &Target, dict: &impl TermSource) -> Closest {
+    let fitting = |any_graph: bool| -> Vec<usize> {
+        program
+            .rules
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.heads.iter().any(|h| head_fits(h, target, any_graph)))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let could = fitting(false);
     if !could.is_empty() {
-        return (could, true);
+        return Closest::Could(could);
+    }
+    let elsewhere = fitting(true);
+    if !elsewhere.is_empty() {
+        return Closest::OtherGraph(elsewhere);
     }
     let Some(p) = target.terms[1] else {
-        return (Vec::new(), false);
+        return Closest::Spelling(Vec::new());
     };
     let wanted = dict.display(p);
     let mut scored: Vec<(f64, usize)> = program
@@ -1069,16 +1193,14 @@ pub fn closest_rules(
     // Close spellings when there are some (typos), else the three closest.
     let close = scored.iter().filter(|(score, _)| *score >= 0.8).count();
     let keep = if close > 0 { close.min(3) } else { 3 };
-    (
-        scored.into_iter().take(keep).map(|(_, i)| i).collect(),
-        false,
-    )
+    Closest::Spelling(scored.into_iter().take(keep).map(|(_, i)| i).collect())
 }
 
-/// Whether a head could produce some fact the target matches (constants agree where both are constants).
-fn head_fits(head: &Head, target: &Target) -> bool {
+/// Whether a head could produce some fact the target matches (constants agree where both are constants; the
+/// graph too unless `any_graph`).
+fn head_fits(head: &Head, target: &Target, any_graph: bool) -> bool {
     let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
-    target.graph.is_none_or(|g| g == graph)
+    (any_graph || target.graph.is_none_or(|g| g == graph))
         && head
             .terms
             .iter()
@@ -1165,7 +1287,10 @@ mod tests {
         )
         .unwrap();
         assert!(e.incomplete);
-        assert_eq!(e.nodes[0].derivations.as_deref().map(<[_]>::len), Some(0));
+        assert!(
+            e.nodes[0].derivations.is_none(),
+            "a fact the deadline left unexplained is not reported as explained"
+        );
         let full = explain(&program, &store, &overlay, &[q], &options(None)).unwrap();
         assert!(!full.incomplete);
         assert_eq!(full.nodes[0].derivations.as_ref().unwrap().len(), 1);

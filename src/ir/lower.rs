@@ -201,6 +201,8 @@ struct Lowerer<'d> {
     blanks: HashMap<String, VarId>,
     /// The graph patterns currently read.
     graph: GraphTerm,
+    /// Graph variables (of `GRAPH ?g`) that a subquery inside projects and groups by.
+    captured: Vec<VarId>,
 }
 
 impl<'d> Lowerer<'d> {
@@ -211,6 +213,7 @@ impl<'d> Lowerer<'d> {
             scopes: vec![HashMap::new()],
             blanks: HashMap::new(),
             graph: GraphTerm::Default,
+            captured: Vec::new(),
         }
     }
 
@@ -363,7 +366,9 @@ impl<'d> Lowerer<'d> {
                 self.graph = outer;
                 let mut inner = inner?;
                 match (graph, named_var) {
-                    (GraphTerm::Var(h), Some(g)) if !inner.term_vars().contains(g) => {
+                    (GraphTerm::Var(h), Some(g))
+                        if !inner.term_vars().contains(g) && !self.captured.contains(&h) =>
+                    {
                         inner.rename_graph_var(h, g);
                         Op::join(Op::GraphName(GraphTerm::Var(g)), inner)
                     }
@@ -435,6 +440,17 @@ impl<'d> Lowerer<'d> {
                 self.scopes.push(scope);
                 let input = self.pattern(inner);
                 self.scopes.pop();
+                // Inside GRAPH ?g a subquery is evaluated per graph: it projects the graph variable (and groups by
+                // it, see Group), so it joins on the graph even when it runs on its own.
+                let mut outer = outer;
+                if let GraphTerm::Var(h) = self.graph {
+                    if !outer.contains(&h) {
+                        outer.push(h);
+                    }
+                    if !self.captured.contains(&h) {
+                        self.captured.push(h);
+                    }
+                }
                 Op::Project {
                     input: Box::new(input?),
                     vars: outer,
@@ -458,7 +474,13 @@ impl<'d> Lowerer<'d> {
                 aggregates,
             } => {
                 let input = self.pattern(inner)?;
-                let keys = variables.iter().map(|v| self.var(v.as_str())).collect();
+                let mut keys: Vec<VarId> = variables.iter().map(|v| self.var(v.as_str())).collect();
+                // Per graph inside GRAPH ?g (the subquery's projection carries the graph variable out).
+                if let GraphTerm::Var(h) = self.graph {
+                    if !keys.contains(&h) {
+                        keys.push(h);
+                    }
+                }
                 let aggregates: Vec<(VarId, Aggregate)> = aggregates
                     .iter()
                     .map(|(v, a)| Ok((self.var(v.as_str()), self.aggregate(a)?)))
@@ -472,14 +494,66 @@ impl<'d> Lowerer<'d> {
                 }) {
                     return Err(LowerError::NestedAggregate);
                 }
-                Op::Group {
-                    input: Box::new(input),
-                    keys,
-                    aggregates,
+                match self.graph {
+                    // An implicit group inside GRAPH ?g: one group per graph, also for a graph where the pattern
+                    // has no solutions (COUNT 0 there), as evaluating the subquery graph by graph would give.
+                    GraphTerm::Var(h) if variables.is_empty() => {
+                        // The pattern again, with variables of its own, for "no solution in this graph".
+                        self.scopes.push(HashMap::new());
+                        let blanks = std::mem::take(&mut self.blanks);
+                        let copy = self.pattern(inner);
+                        self.blanks = blanks;
+                        self.scopes.pop();
+                        let mut empty = Op::filter(
+                            Op::GraphName(GraphTerm::Var(h)),
+                            Expr::Not(Box::new(Expr::Exists(Box::new(Op::Project {
+                                input: Box::new(copy?),
+                                vars: vec![h],
+                            })))),
+                        );
+                        for (v, a) in &aggregates {
+                            if let Some(value) = self.empty_aggregate(&a.kind) {
+                                empty = Op::Extend {
+                                    input: Box::new(empty),
+                                    var: *v,
+                                    expr: Expr::Const(value),
+                                };
+                            }
+                        }
+                        let grouped = Op::Group {
+                            input: Box::new(input),
+                            keys,
+                            aggregates,
+                        };
+                        Op::union(grouped, empty)
+                    }
+                    _ => Op::Group {
+                        input: Box::new(input),
+                        keys,
+                        aggregates,
+                    },
                 }
             }
             GraphPattern::Service { .. } => return Err(LowerError::Service),
         })
+    }
+
+    /// An aggregate's value over no rows (`None`: unbound): COUNT, SUM and AVG 0, GROUP_CONCAT "".
+    fn empty_aggregate(&mut self, kind: &AggregateKind) -> Option<TermId> {
+        use crate::store::{LiteralKind, well_known};
+        match kind {
+            AggregateKind::CountAll
+            | AggregateKind::Count
+            | AggregateKind::Sum
+            | AggregateKind::Avg => Some(
+                self.dict
+                    .intern_literal("0", LiteralKind::Typed(well_known::XSD_INTEGER)),
+            ),
+            AggregateKind::GroupConcat { .. } => {
+                Some(self.dict.intern_literal("", LiteralKind::Simple))
+            }
+            AggregateKind::Min | AggregateKind::Max | AggregateKind::Sample => None,
+        }
     }
 
     /// `s path o`, through [`Op::path`].

@@ -49,6 +49,11 @@ impl Prefixes {
         p
     }
 
+    /// The (prefix, namespace) pairs, first declaration first.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
     fn add(&mut self, prefix: String, ns: String) {
         if ns.is_empty() || self.pairs.iter().any(|(p, n)| *p == prefix || *n == ns) {
             return;

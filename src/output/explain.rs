@@ -69,27 +69,34 @@ impl<T: TermSource> Context<'_, T> {
         }
         match self.terms.to_oxrdf(id) {
             Some(oxrdf::Term::NamedNode(n)) => self.prefixes.compact(n.as_str()),
-            Some(oxrdf::Term::Literal(l)) => match l.datatype().as_str() {
-                "http://www.w3.org/2001/XMLSchema#integer"
-                | "http://www.w3.org/2001/XMLSchema#boolean"
-                    if l.language().is_none() =>
-                {
-                    l.value().to_owned()
-                }
-                "http://www.w3.org/2001/XMLSchema#decimal" if l.value().contains('.') => {
-                    l.value().to_owned()
-                }
-                _ if l.language().is_some()
-                    || l.datatype().as_str() == "http://www.w3.org/2001/XMLSchema#string" =>
+            Some(oxrdf::Term::Literal(l)) => {
+                let v = l.value();
+                let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+                let unsigned = v.strip_prefix(['+', '-']).unwrap_or(v);
+                // Turtle's short forms, only where they read back as the same term.
+                let short_form = l.language().is_none()
+                    && match l.datatype().as_str() {
+                        "http://www.w3.org/2001/XMLSchema#integer" => digits(unsigned),
+                        "http://www.w3.org/2001/XMLSchema#decimal" => unsigned
+                            .split_once('.')
+                            .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f)),
+                        "http://www.w3.org/2001/XMLSchema#boolean" => v == "true" || v == "false",
+                        _ => false,
+                    };
+                if short_form {
+                    v.to_owned()
+                } else if l.language().is_some()
+                    || l.datatype().as_str() == "http://www.w3.org/2001/XMLSchema#string"
                 {
                     full
+                } else {
+                    let lexical = &full[..full.rfind("^^").unwrap_or(full.len())];
+                    format!(
+                        "{lexical}^^{}",
+                        self.prefixes.compact(l.datatype().as_str())
+                    )
                 }
-                dt => format!(
-                    "{}^^{}",
-                    &full[..full.rfind("^^").unwrap_or(full.len())],
-                    self.prefixes.compact(dt)
-                ),
-            },
+            }
             Some(oxrdf::Term::Triple(t)) => {
                 // Parts by id, so they are shortened too.
                 match self.terms.term(id) {
@@ -182,6 +189,50 @@ impl<T: TermSource> Context<'_, T> {
             PathExpr::Link(_) | PathExpr::Negated(_) => self.path(p, short),
             _ => format!("({})", self.path(p, short)),
         }
+    }
+
+    /// `no { … } in the default graph`, `no { … } in graph g`, or with mixed graphs `no { … GRAPH g { … } }`.
+    fn absence(&self, patterns: &[Premise], filters: &[String]) -> String {
+        let graph_of = |p: &Premise| match p {
+            Premise::Fact { atom, .. } => atom.graph.clone(),
+            Premise::Path { graph, .. } => graph.clone(),
+            _ => GraphSlot::Default,
+        };
+        let text = |p: &Premise| match p {
+            Premise::Fact { atom, .. } => {
+                let mut a = atom.clone();
+                a.graph = GraphSlot::Default;
+                self.atom(&a, true)
+            }
+            Premise::Path {
+                subject,
+                path,
+                object,
+                ..
+            } => self.path_text(subject, path, object, &GraphSlot::Default, true),
+            _ => String::new(),
+        };
+        let conditions = filters
+            .iter()
+            .map(|f| format!("FILTER({})", unwrap_parens(f)));
+        let first = patterns.first().map(graph_of).unwrap_or(GraphSlot::Default);
+        if patterns.iter().all(|p| graph_of(p) == first) {
+            let body: Vec<String> = patterns.iter().map(text).chain(conditions).collect();
+            let scope = self.graph(&first, true).map_or_else(
+                || "in the default graph".to_owned(),
+                |g| format!("in graph {g}"),
+            );
+            return format!("no {{ {} }} {scope}", body.join(" "));
+        }
+        let body: Vec<String> = patterns
+            .iter()
+            .map(|p| match self.graph(&graph_of(p), true) {
+                Some(g) => format!("GRAPH {g} {{ {} }}", text(p)),
+                None => text(p),
+            })
+            .chain(conditions)
+            .collect();
+        format!("no {{ {} }}", body.join(" "))
     }
 
     fn path_text(
@@ -445,40 +496,12 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
                     self.cx.path_text(subject, path, object, graph, true)
                 );
             }
-            Premise::Absence { patterns } => {
-                let scope = match patterns.first() {
-                    Some(Premise::Fact { atom, .. }) => self.cx.graph(&atom.graph, true),
-                    Some(Premise::Path { graph, .. }) => self.cx.graph(graph, true),
-                    _ => None,
-                };
-                let body: Vec<String> = patterns
-                    .iter()
-                    .map(|p| match p {
-                        Premise::Fact { atom, .. } => {
-                            let mut a = atom.clone();
-                            a.graph = GraphSlot::Default;
-                            self.cx.atom(&a, true)
-                        }
-                        Premise::Path {
-                            subject,
-                            path,
-                            object,
-                            ..
-                        } => self
-                            .cx
-                            .path_text(subject, path, object, &GraphSlot::Default, true),
-                        _ => String::new(),
-                    })
-                    .collect();
-                let scope = scope.map_or_else(
-                    || "in the default graph".to_owned(),
-                    |g| format!("in graph {g}"),
-                );
+            Premise::Absence { patterns, filters } => {
                 let _ = writeln!(
                     self.out,
-                    "{prefix}{branch}{}  no {{ {} }} {scope}",
+                    "{prefix}{branch}{}  {}",
                     self.paint("absent  ", "33"),
-                    body.join(" ")
+                    self.cx.absence(patterns, filters)
                 );
             }
             Premise::Rows {
@@ -575,8 +598,9 @@ fn premise_json<T: TermSource>(cx: &Context<'_, T>, p: &Premise) -> Value {
             "object": cx.slot(object, false),
             "graph": cx.graph(graph, false),
         }),
-        Premise::Absence { patterns } => json!({
+        Premise::Absence { patterns, filters } => json!({
             "kind": "absence",
+            "filters": filters,
             "patterns": patterns.iter().map(|p| match p {
                 Premise::Fact { atom, .. } => json!({"kind": "fact", "fact": atom_json(cx, atom)}),
                 other => premise_json(cx, other),
@@ -623,6 +647,25 @@ fn json<T: TermSource>(cx: &Context<'_, T>, e: &Explanation) -> Value {
             "reason": NOT_REPEATABLE,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// `(a = b)` without its outer parentheses, when they enclose the whole text.
+fn unwrap_parens(text: &str) -> &str {
+    let Some(inner) = text.strip_prefix('(').and_then(|t| t.strip_suffix(')')) else {
+        return text;
+    };
+    let mut depth = 0i32;
+    for c in inner.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if depth < 0 {
+            return text;
+        }
+    }
+    if depth == 0 { inner } else { text }
 }
 
 fn dot_escape(s: &str) -> String {
@@ -710,24 +753,11 @@ fn dot_premise<T: TermSource>(
                 dot_escape(&cx.path_text(subject, path, object, graph, true))
             );
         }
-        Premise::Absence { patterns } => {
-            let body: Vec<String> = patterns
-                .iter()
-                .map(|p| match p {
-                    Premise::Fact { atom, .. } => cx.atom(atom, true),
-                    Premise::Path {
-                        subject,
-                        path,
-                        object,
-                        graph,
-                    } => cx.path_text(subject, path, object, graph, true),
-                    _ => String::new(),
-                })
-                .collect();
+        Premise::Absence { patterns, filters } => {
             let _ = writeln!(
                 out,
-                "  {id} [label=\"no {{ {} }}\", shape=box, style=dashed, color=orange];\n  {id} -> {to} [style=dashed, label=\"not\"];",
-                dot_escape(&body.join(" "))
+                "  {id} [label=\"{}\", shape=box, style=dashed, color=orange];\n  {id} -> {to} [style=dashed, label=\"not\"];",
+                dot_escape(&cx.absence(patterns, filters))
             );
         }
         Premise::Rows {
