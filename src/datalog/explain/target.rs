@@ -54,6 +54,12 @@ pub fn parse(
     if body.is_empty() {
         return Err(fail("it is empty".to_owned()));
     }
+    if has_path_operator(body) {
+        return Err(fail(
+            "it holds a property path (`^`, `/`, `|`, `*`, `+`): a fact's predicate is one IRI or a variable"
+                .to_owned(),
+        ));
+    }
     let mut parser = SparqlParser::new();
     for (p, ns) in prefixes {
         if let Ok(with) = parser.clone().with_prefix(p, ns) {
@@ -114,6 +120,51 @@ pub fn parse(
         }
     }
     Ok(Target { terms, graph, same })
+}
+
+/// Whether the text, outside IRIs and quoted strings, holds a path operator (SPARQL would read `a ^p b` as the
+/// reversed triple, silently).
+fn has_path_operator(text: &str) -> bool {
+    let mut chars = text.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        match c {
+            '<' if chars.peek() != Some(&'<') && prev != '<' => {
+                // An IRI (not `<<(`): skip to its end.
+                for d in chars.by_ref() {
+                    if d == '>' {
+                        break;
+                    }
+                }
+                prev = '>';
+                continue;
+            }
+            '"' | '\'' => {
+                let mut escaped = false;
+                for d in chars.by_ref() {
+                    if escaped {
+                        escaped = false;
+                    } else if d == '\\' {
+                        escaped = true;
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '^' if prev != '^' && chars.peek() != Some(&'^') => return true,
+            '|' | '/' => return true,
+            // `p+ o`, `p* o`: after a name and before a space (`1.5e+3` is a number).
+            '*' | '+'
+                if (prev.is_alphanumeric() || prev == '>' || prev == ')')
+                    && chars.peek().is_none_or(|n| n.is_whitespace()) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    false
 }
 
 /// The one triple pattern of `SELECT * WHERE { … }`, with its GRAPH name if any.
@@ -236,5 +287,13 @@ mod tests {
         assert!(e.to_string().contains("no blank node _:x"), "{e}");
         let e = parse("", &[], &mut dict).unwrap_err();
         assert!(e.to_string().contains("empty"), "{e}");
+        let e = parse("<http://x/a> ^<http://x/p> <http://x/b>", &[], &mut dict).unwrap_err();
+        assert!(e.to_string().contains("property path"), "{e}");
+        // `^^` of a datatype, operators inside strings, and signs of numbers are not paths.
+        parse("?s <http://x/p> \"a^b+c|d\"^^<http://x/t>", &[], &mut dict).unwrap();
+        parse("?s <http://x/p> -5", &[], &mut dict).unwrap();
+        parse("?s <http://x/p> 1.5e+3", &[], &mut dict).unwrap();
+        let e = parse("?s <http://x/p>+ ?o", &[], &mut dict).unwrap_err();
+        assert!(e.to_string().contains("property path"), "{e}");
     }
 }
