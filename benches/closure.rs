@@ -160,8 +160,9 @@ fn median(data: &Path, extra: &[&str], runs: usize) -> Run {
     all.swap_remove(all.len() / 2)
 }
 
-/// pyoxigraph's `?x <edge>+ ?y` (at most `limit` rows): seconds, rows.
-fn oxigraph(data: &Path, limit: Option<u64>) -> Option<(f64, u64)> {
+/// pyoxigraph's `?x <edge>+ ?y` (at most `limit` rows): seconds and rows, or why it did not finish (`None`: not
+/// installed).
+fn oxigraph(data: &Path, limit: Option<u64>) -> Option<Result<(f64, u64), String>> {
     let mut cmd = Command::new("python3");
     cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/closure_oxigraph.py"))
         .arg(data)
@@ -169,9 +170,20 @@ fn oxigraph(data: &Path, limit: Option<u64>) -> Option<(f64, u64)> {
     if let Some(l) = limit {
         cmd.arg(l.to_string());
     }
-    let out = cmd.output().ok().filter(|o| o.status.success())?;
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    Some((json["seconds"].as_f64()?, json["rows"].as_u64()?))
+    let out = cmd.output().ok()?;
+    if String::from_utf8_lossy(&out.stderr).contains("No module named 'pyoxigraph'") {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    if String::from_utf8_lossy(&out.stderr).contains("memory allocation") {
+        return Some(Err("out of memory (8 GiB address-space limit)".to_owned()));
+    }
+    Some(match (json["seconds"].as_f64(), json["rows"].as_u64()) {
+        (Some(s), Some(r)) if out.status.success() => Ok((s, r)),
+        _ => Err(json["error"]
+            .as_str()
+            .map_or_else(|| format!("failed ({})", out.status), str::to_owned)),
+    })
 }
 
 fn row(case: &str, mode: &str, r: &Run) {
@@ -232,11 +244,12 @@ fn main() {
             );
         }
         match oxigraph(data, *limit) {
-            Some((s, rows)) => println!(
+            Some(Ok((s, rows))) => println!(
                 "{:<22} pyoxigraph p+: {s:.3} s for {rows} rows ({:.0} rows/s; load excluded)",
                 "",
                 rows as f64 / s.max(1e-9)
             ),
+            Some(Err(why)) => println!("{:<22} pyoxigraph p+: did not finish: {why}", ""),
             None => println!("{:<22} pyoxigraph: not installed", ""),
         }
     }
