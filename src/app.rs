@@ -732,8 +732,27 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
         path_limit: crate::exec::DEFAULT_PATH_LIMIT,
         cancel: crate::exec::Cancel::new(),
     };
-    let explanation =
-        explain::explain(&program, &store, &overlay, &facts, &options).map_err(Failure::input)?;
+    // From here Ctrl-C interrupts the explanation (a second one ends the process at once); before, it ends the
+    // process as usual.
+    let interrupt = options.cancel.clone();
+    let pressed = std::sync::atomic::AtomicBool::new(false);
+    let _ = ctrlc::set_handler(move || {
+        if pressed.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+        interrupt.cancel();
+    });
+    let explanation = match explain::explain(&program, &store, &overlay, &facts, &options) {
+        Ok(e) => e,
+        Err(e @ explain::ExplainError::Interrupted) => {
+            return Err(Failure {
+                report: Report::new(e),
+                exit_code: 130,
+                broken_pipe: false,
+            });
+        }
+        Err(e) => return Err(Failure::input(e)),
+    };
     let locations = rule_locations(&program);
     let cx = output::explain::Context {
         program: &program,

@@ -40,6 +40,13 @@ pub const MAX_ROWS: usize = 100;
 /// A replay that could not run.
 #[derive(Debug, Error, Diagnostic)]
 pub enum ExplainError {
+    /// The explanation was interrupted (Ctrl-C): nothing is reported.
+    #[error("the explanation was interrupted; nothing was printed")]
+    #[diagnostic(
+        code(reasonctl::explain::interrupted),
+        help("run it again; --timeout bounds it instead, and prints what it found by then")
+    )]
+    Interrupted,
     /// The executor stopped (cancelled, or a limit of its own).
     #[error("explaining {fact}: replaying rule {rule} failed: {source}")]
     #[diagnostic(
@@ -489,6 +496,7 @@ impl Explainer<'_> {
                         self.out.incomplete = true;
                         return Ok(found);
                     }
+                    Err(ExecError::Cancelled) => return Err(ExplainError::Interrupted),
                     Err(source) => {
                         return Err(ExplainError::Replay {
                             fact: display_quad(&self.store.dict, q),
@@ -517,6 +525,7 @@ impl Explainer<'_> {
                             self.out.incomplete = true;
                             return Ok(found);
                         }
+                        Err(ExecError::Cancelled) => return Err(ExplainError::Interrupted),
                         Err(source) => {
                             return Err(ExplainError::Replay {
                                 fact: display_quad(&self.store.dict, q),
@@ -1294,6 +1303,17 @@ mod tests {
         let full = explain(&program, &store, &overlay, &[q], &options(None)).unwrap();
         assert!(!full.incomplete);
         assert_eq!(full.nodes[0].derivations.as_ref().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn an_interrupt_fails_the_explanation() {
+        let (program, store, overlay) =
+            run(":a :p :b .", &["CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y }"]);
+        let q = fact(&store, "a", "q", "b");
+        let mut o = options(None);
+        o.cancel.cancel();
+        let e = explain(&program, &store, &overlay, &[q], &o).unwrap_err();
+        assert!(matches!(e, ExplainError::Interrupted), "{e}");
     }
 
     #[test]
