@@ -1310,7 +1310,7 @@ mod tests {
         let (program, store, overlay) =
             run(":a :p :b .", &["CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y }"]);
         let q = fact(&store, "a", "q", "b");
-        let mut o = options(None);
+        let o = options(None);
         o.cancel.cancel();
         let e = explain(&program, &store, &overlay, &[q], &o).unwrap_err();
         assert!(matches!(e, ExplainError::Interrupted), "{e}");
