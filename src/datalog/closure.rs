@@ -81,12 +81,18 @@ impl Closure {
     pub fn run(
         &self,
         view: &View<'_>,
+        terms: &(impl TermSource + ?Sized),
         path_limit: usize,
         cancel: &Cancel,
         emit: &mut dyn FnMut(TermId, TermId) -> bool,
     ) -> Result<(), ExecError> {
         let g = TermId::DEFAULT_GRAPH;
         let graph = LinkGraph::build(view, g, self.step.0);
+        // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
+        // Decided once per node, not once per pair.
+        let subject_ok: Vec<bool> = (0..graph.len() as u32)
+            .map(|i| crate::exec::path::is_node(terms, graph.term(i)))
+            .collect();
         // (key, start): the start nodes of each key's search.
         let mut pairs: Vec<(TermId, TermId)> = view
             .scan(g, &[None, Some(self.r), None])
@@ -127,10 +133,18 @@ impl Closure {
                 .collect();
             for ((key, _), nodes) in chunk.iter().zip(reached) {
                 let nodes = nodes.map_err(ExecError::PathLimit)?;
+                if self.shape == Shape::Right && !crate::exec::path::is_node(terms, *key) {
+                    continue;
+                }
                 for n in nodes {
                     let t = graph.term(n);
                     let (x, z) = match self.shape {
-                        Shape::Left | Shape::Square => (t, *key),
+                        Shape::Left | Shape::Square => {
+                            if !subject_ok[n as usize] {
+                                continue;
+                            }
+                            (t, *key)
+                        }
                         Shape::Right => (*key, t),
                     };
                     if !emit(x, z) {

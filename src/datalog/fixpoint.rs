@@ -552,11 +552,7 @@ fn run_body(
         // the merge in SPO order and its sort only checks).
         let mut pairs: Vec<(TermId, TermId)> = Vec::new();
         let g = TermId::DEFAULT_GRAPH;
-        c.run(&view, limits.path_limit, limits.cancel, &mut |x, z| {
-            // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
-            if !crate::exec::path::is_node(&store.dict, x) {
-                return true;
-            }
+        c.run(&view, &store.dict, limits.path_limit, limits.cancel, &mut |x, z| {
             let known = bounded && view.contains(g, [x, c.r, z]);
             if !known {
                 pairs.push((x, z));
