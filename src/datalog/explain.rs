@@ -490,8 +490,40 @@ impl Explainer<'_> {
                 if self.out.incomplete {
                     return Ok(found);
                 }
-                let replay = match self.run(&rule.body, &rule.vars, &seed) {
-                    Ok(replay) => replay,
+                let this: &Self = self;
+                let replayed = (|| -> Result<(), ExecError> {
+                    let replay = this.run(&rule.body, &rule.vars, &seed)?;
+                    for i in 0..replay.rows.len() {
+                        let row = replay.rows.row(i);
+                        if !rule
+                            .heads
+                            .iter()
+                            .any(|h| produces(h, row, q, &this.store.dict))
+                        {
+                            continue;
+                        }
+                        let walk = Walk {
+                            row,
+                            computed: &replay.computed,
+                            vars: &rule.vars,
+                        };
+                        let (choices, unions_cut) = walk.choices(this, &rule.body)?;
+                        for premises in choices {
+                            let d = Derivation {
+                                rule: r,
+                                premises,
+                                unions_cut,
+                            };
+                            if seen.insert(d.clone()) {
+                                found.push(d);
+                            }
+                        }
+                    }
+                    Ok(())
+                })();
+                match replayed {
+                    Ok(()) => {}
+                    // The deadline: what was found so far, marked incomplete.
                     Err(ExecError::Timeout(_)) => {
                         self.out.incomplete = true;
                         return Ok(found);
@@ -503,46 +535,6 @@ impl Explainer<'_> {
                             rule: rule.id.clone(),
                             source,
                         });
-                    }
-                };
-                for i in 0..replay.rows.len() {
-                    let row = replay.rows.row(i);
-                    if !rule
-                        .heads
-                        .iter()
-                        .any(|h| produces(h, row, q, &self.store.dict))
-                    {
-                        continue;
-                    }
-                    let walk = Walk {
-                        row,
-                        computed: &replay.computed,
-                        vars: &rule.vars,
-                    };
-                    let (choices, unions_cut) = match walk.choices(self, &rule.body) {
-                        Ok(c) => c,
-                        Err(ExecError::Timeout(_)) => {
-                            self.out.incomplete = true;
-                            return Ok(found);
-                        }
-                        Err(ExecError::Cancelled) => return Err(ExplainError::Interrupted),
-                        Err(source) => {
-                            return Err(ExplainError::Replay {
-                                fact: display_quad(&self.store.dict, q),
-                                rule: rule.id.clone(),
-                                source,
-                            });
-                        }
-                    };
-                    for premises in choices {
-                        let d = Derivation {
-                            rule: r,
-                            premises,
-                            unions_cut,
-                        };
-                        if seen.insert(d.clone()) {
-                            found.push(d);
-                        }
                     }
                 }
             }

@@ -552,13 +552,19 @@ fn run_body(
         // the merge in SPO order and its sort only checks).
         let mut pairs: Vec<(TermId, TermId)> = Vec::new();
         let g = TermId::DEFAULT_GRAPH;
-        c.run(&view, &store.dict, limits.path_limit, limits.cancel, &mut |x, z| {
-            let known = bounded && view.contains(g, [x, c.r, z]);
-            if !known {
-                pairs.push((x, z));
-            }
-            pairs.len() <= limits.room
-        })?;
+        c.run(
+            &view,
+            &store.dict,
+            limits.path_limit,
+            limits.cancel,
+            &mut |x, z| {
+                let known = bounded && view.contains(g, [x, c.r, z]);
+                if !known {
+                    pairs.push((x, z));
+                }
+                pairs.len() <= limits.room
+            },
+        )?;
         let quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
             .into_iter()
             .map(|(x, z)| [g, x, c.r, z])

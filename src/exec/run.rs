@@ -116,6 +116,38 @@ fn merge(a: &mut [TermId], b: &[TermId]) -> bool {
 }
 
 /// A node's output buffer: rows are written into it and handed on in batches.
+/// Joins each input row with its compatible rows of `table`, into `out` (flushed as batches fill).
+fn probe<'a>(
+    table: &Hashed,
+    input: &Rows,
+    out: &mut Out<'_, 'a>,
+    cx: &Context<'a>,
+    st: &mut State<'a>,
+) -> Result<Flow, ExecError> {
+    for row in input.iter() {
+        let mut flow = Flow::Continue;
+        let mut err = None;
+        table.candidates(row, |cand| {
+            let new = out.buf.push_copy(row);
+            if !merge(new, cand) {
+                out.buf.pop();
+            }
+            match out.maybe_flush(cx, st) {
+                Ok(f) => flow = f,
+                Err(e) => err = Some(e),
+            }
+            flow == Flow::Continue && err.is_none()
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if flow == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+    }
+    out.flush(st)
+}
+
 struct Out<'s, 'a> {
     buf: Rows,
     sink: Sink<'s, 'a>,
@@ -207,30 +239,7 @@ pub fn run<'a>(
                 let Some(Cached::Hashed(table)) = st.caches[node.id].take() else {
                     unreachable!("built above")
                 };
-                let result = (|| {
-                    for row in input.iter() {
-                        let mut flow = Flow::Continue;
-                        let mut err = None;
-                        table.candidates(row, |cand| {
-                            let new = out.buf.push_copy(row);
-                            if !merge(new, cand) {
-                                out.buf.pop();
-                            }
-                            match out.maybe_flush(cx, st) {
-                                Ok(f) => flow = f,
-                                Err(e) => err = Some(e),
-                            }
-                            flow == Flow::Continue && err.is_none()
-                        });
-                        if let Some(e) = err {
-                            return Err(e);
-                        }
-                        if flow == Flow::Stop {
-                            return Ok(Flow::Stop);
-                        }
-                    }
-                    out.flush(st)
-                })();
+                let result = probe(&table, input, &mut out, cx, st);
                 st.caches[node.id] = Some(Cached::Hashed(table));
                 return result;
             }
@@ -370,30 +379,7 @@ pub fn run<'a>(
             let Some(Cached::Hashed(table)) = st.caches[node.id].take() else {
                 unreachable!("built above")
             };
-            let result = (|| {
-                for row in input.iter() {
-                    let mut flow = Flow::Continue;
-                    let mut err = None;
-                    table.candidates(row, |cand| {
-                        let new = out.buf.push_copy(row);
-                        if !merge(new, cand) {
-                            out.buf.pop();
-                        }
-                        match out.maybe_flush(cx, st) {
-                            Ok(f) => flow = f,
-                            Err(e) => err = Some(e),
-                        }
-                        flow == Flow::Continue && err.is_none()
-                    });
-                    if let Some(e) = err {
-                        return Err(e);
-                    }
-                    if flow == Flow::Stop {
-                        return Ok(Flow::Stop);
-                    }
-                }
-                out.flush(st)
-            })();
+            let result = probe(&table, input, &mut out, cx, st);
             st.caches[node.id] = Some(Cached::Hashed(table));
             result
         }
