@@ -156,27 +156,7 @@ impl LinkGraph {
         limit: usize,
         out: &mut Vec<u32>,
     ) -> Result<(), usize> {
-        stamp.start(self.nodes.len());
-        let first = out.len();
-        for &s in self.succ(start, forward) {
-            if stamp.insert(s) {
-                out.push(s);
-            }
-        }
-        let mut i = first;
-        while i < out.len() {
-            let n = out[i];
-            i += 1;
-            for &s in self.succ(n, forward) {
-                if stamp.insert(s) {
-                    out.push(s);
-                    if out.len() - first > limit {
-                        return Err(limit);
-                    }
-                }
-            }
-        }
-        Ok(())
+        self.reach_many(&[start], forward, stamp, limit, out)
     }
 
     /// The nodes one or more steps from any of `starts`, each once (a multi-source breadth-first search);
