@@ -230,6 +230,16 @@ pub fn validate(sources: &RuleSources, store: &mut Store, checks: Checks) -> Val
         }
     }
     findings.sort_by_key(|f| builder.order(f));
+    // The same problem at the same place once (a pattern lowered twice, as for an aggregate inside GRAPH ?g).
+    findings.dedup_by(|a, b| {
+        a.code == b.code
+            && a.rule == b.rule
+            && a.message == b.message
+            && a.labels
+                .iter()
+                .map(|l| &l.range)
+                .eq(b.labels.iter().map(|l| &l.range))
+    });
     Validation {
         program,
         findings,

@@ -581,6 +581,17 @@ impl Explainer<'_> {
 
     /// Runs `op` with `seed` bound, under the explanation's deadline.
     fn run(&self, op: &Op, vars: &VarTable, seed: &[(VarId, TermId)]) -> Result<Replay, ExecError> {
+        self.run_rows(op, vars, seed, false)
+    }
+
+    /// [`Self::run`], stopping after the first batch of rows when `first_only` (enough to know there is one).
+    fn run_rows(
+        &self,
+        op: &Op,
+        vars: &VarTable,
+        seed: &[(VarId, TermId)],
+        first_only: bool,
+    ) -> Result<Replay, ExecError> {
         let seeded = seed_inside(
             op,
             Op::Values {
@@ -604,7 +615,11 @@ impl Explainer<'_> {
         let unit = Rows::unit(plan.width);
         exec::execute(&plan, &cx, &mut st, &unit, &mut |_, batch| {
             rows.extend_from(batch);
-            Ok(Flow::Continue)
+            Ok(if first_only && !rows.is_empty() {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
         })?;
         let mut computed = HashMap::new();
         for i in 0..rows.len() {
@@ -985,7 +1000,7 @@ impl Walk<'_> {
                 (id != ROW_UNBOUND && !self.computed.contains_key(&id)).then_some((v, id))
             })
             .collect();
-        Ok(!ex.run(branch, self.vars, &seed)?.rows.is_empty())
+        Ok(!ex.run_rows(branch, self.vars, &seed, true)?.rows.is_empty())
     }
 
     /// Runs `inner` seeded with the row's bindings of its variables (those it shares with the row's scope: a
@@ -1017,9 +1032,13 @@ impl Walk<'_> {
         let replay = ex.run(inner, self.vars, &seed)?;
         let total = replay.rows.len();
         let mut rows = Vec::new();
+        // Identical rows (a bag) that several UNION branches both give: the n-th copy shows the n-th choice, so
+        // each branch's facts appear.
+        let mut copies: HashMap<&[TermId], usize> = HashMap::new();
         for i in 0..total.min(MAX_ROWS) {
+            let row = replay.rows.row(i);
             let walk = Walk {
-                row: replay.rows.row(i),
+                row,
                 computed: &replay.computed,
                 vars: self.vars,
             };
@@ -1028,7 +1047,14 @@ impl Walk<'_> {
             if over {
                 alts = walk.alts(ex, inner, false, &mut over)?;
             }
-            rows.push(alts.into_iter().next().unwrap_or_default());
+            let nth = copies.entry(row).or_insert(0);
+            let pick = if alts.is_empty() {
+                0
+            } else {
+                *nth % alts.len()
+            };
+            *nth += 1;
+            rows.push(alts.into_iter().nth(pick).unwrap_or_default());
         }
         Ok(Premise::Rows {
             kind,

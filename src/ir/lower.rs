@@ -473,13 +473,16 @@ impl<'d> Lowerer<'d> {
                 variables,
                 aggregates,
             } => {
-                let input = self.pattern(inner)?;
+                let mut input = self.pattern(inner)?;
                 let mut keys: Vec<VarId> = variables.iter().map(|v| self.var(v.as_str())).collect();
-                // Per graph inside GRAPH ?g (the subquery's projection carries the graph variable out).
+                // Per graph inside GRAPH ?g (the subquery's projection carries the graph variable out). Rows that
+                // do not read the active graph (a `GRAPH <g1>` branch, say) belong to every graph's group: the
+                // join with the graph names binds their graph variable once per graph.
                 if let GraphTerm::Var(h) = self.graph {
                     if !keys.contains(&h) {
                         keys.push(h);
                     }
+                    input = Op::join(Op::GraphName(GraphTerm::Var(h)), input);
                 }
                 let aggregates: Vec<(VarId, Aggregate)> = aggregates
                     .iter()
