@@ -449,6 +449,23 @@ impl Planner<'_> {
         let mut certain = bound.clone();
         let mut maybe = bound.clone();
         let mut rows = 1.0;
+        // The graph variable of a `GRAPH ?g { … }` block (a `GraphName(?g)` operand): inside the block it is the
+        // active graph, always bound once the graph names are, so binding it from the input is the block's own
+        // semantics, not an outer binding leaking into a filter, optional part or subquery.
+        let active: VarSet = operands
+            .iter()
+            .filter_map(|op| match op {
+                Op::GraphName(GraphTerm::Var(v)) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        let seedable_here = |op: &Op, maybe: &VarSet, certain: &VarSet| {
+            let outer: VarSet = maybe
+                .iter()
+                .filter(|v| !(active.contains(*v) && certain.contains(*v)))
+                .collect();
+            seedable(op, &outer)
+        };
         self.place_filters(&mut filters, &operands, &certain, &mut stages);
         while !operands.is_empty() {
             let mut best = 0;
@@ -467,7 +484,7 @@ impl Planner<'_> {
                     best = i;
                     break;
                 }
-                let per_row = if seedable(op, &maybe) {
+                let per_row = if seedable_here(op, &maybe, &certain) {
                     self.estimate(op, &certain)
                 } else {
                     self.estimate(op, &VarSet::new())
@@ -490,7 +507,7 @@ impl Planner<'_> {
                     let whole = self.estimate(op, &VarSet::new());
                     rows > 10_000.0 && rows > 4.0 * whole && whole < 5e6
                 };
-            let stage = if seedable(op, &maybe) && !hash_pattern {
+            let stage = if seedable_here(op, &maybe, &certain) && !hash_pattern {
                 self.plan(op, &certain)
             } else {
                 let build = self.plan(op, &VarSet::new());
@@ -565,7 +582,13 @@ fn required(op: &Op) -> VarSet {
         | Op::Group { .. }
         | Op::Distinct(_)
         | Op::Slice { .. }
-        | Op::OrderBy { .. } => op.graph_context_vars(),
+        | Op::OrderBy { .. }
+        // A filter, BIND, OPTIONAL or MINUS inside GRAPH ?g reads the active graph too (a NOT EXISTS over it,
+        // say) without binding it.
+        | Op::Filter { .. }
+        | Op::Extend { .. }
+        | Op::LeftJoin { .. }
+        | Op::Minus { .. } => op.graph_context_vars(),
         _ => VarSet::new(),
     }
 }
