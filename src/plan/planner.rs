@@ -473,7 +473,23 @@ impl Planner<'_> {
             // A subquery inside GRAPH ?g reads the graph ?g names: it waits until ?g is bound.
             let ready: Vec<bool> = operands
                 .iter()
-                .map(|op| required(op).is_subset(&certain))
+                .map(|op| {
+                    // A subquery of the block that projects the block's graph (it reads it) waits for it too, so
+                    // its LIMIT, ORDER BY and groups apply per graph.
+                    let scope = matches!(
+                        op,
+                        Op::Project { .. }
+                            | Op::Group { .. }
+                            | Op::Distinct(_)
+                            | Op::Slice { .. }
+                            | Op::OrderBy { .. }
+                    );
+                    let mut needs = required(op);
+                    if scope {
+                        needs.extend(&op.vars().intersection(&active));
+                    }
+                    needs.is_subset(&certain)
+                })
                 .collect();
             let any_ready = ready.iter().any(|r| *r);
             for (i, op) in operands.iter().enumerate() {
