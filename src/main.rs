@@ -14,7 +14,28 @@ fn report(text: std::fmt::Arguments<'_>) {
 }
 
 /// The stack of the thread a command runs on: deep derivation trees and deeply nested queries recurse.
-const STACK: usize = 1 << 30;
+const STACK: usize = 256 << 20;
+
+/// Runs the command on a thread with a [`STACK`]-byte stack, or on this thread if the system refuses one that
+/// large; `Err` if it panicked.
+fn run_on_big_stack(settings: app::Settings) -> Result<Result<app::Outcome, app::Failure>, String> {
+    let (send, receive) = std::sync::mpsc::channel::<app::Settings>();
+    match std::thread::Builder::new()
+        .stack_size(STACK)
+        .spawn(move || receive.recv().map(app::run))
+    {
+        Ok(handle) => {
+            send.send(settings)
+                .map_err(|_| "the command thread ended early".to_owned())?;
+            match handle.join() {
+                Ok(Ok(result)) => Ok(result),
+                Ok(Err(_)) => Err("the command thread received nothing".to_owned()),
+                Err(_) => Err("the command panicked".to_owned()),
+            }
+        }
+        Err(_) => Ok(app::run(settings)),
+    }
+}
 
 fn main() -> ExitCode {
     // Diagnostics wrap at spaces only: IRIs and paths stay whole, so they can be copied.
@@ -45,12 +66,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        Task::Run(settings) => match std::thread::Builder::new()
-            .stack_size(STACK)
-            .spawn(move || app::run(*settings))
-            .map_err(|e| e.to_string())
-            .and_then(|h| h.join().map_err(|_| "the command panicked".to_owned()))
-        {
+        Task::Run(settings) => match run_on_big_stack(*settings) {
             Err(e) => {
                 report(format_args!("error: {e}"));
                 ExitCode::from(101)

@@ -609,3 +609,39 @@ fn lint_checks_every_rule_of_a_folder_and_reports_each_finding() {
         );
     }
 }
+
+#[test]
+fn explaining_a_derivation_chain_thousands_deep_does_not_overflow_the_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data = String::from("@prefix ex: <http://example.org/> .\nex:n0 ex:marked true .\n");
+    for i in 0..2500 {
+        data.push_str(&format!("ex:n{i} ex:next ex:n{} .\n", i + 1));
+    }
+    let data_path = dir.path().join("chain.ttl");
+    fs::write(&data_path, data).unwrap();
+    let rules = dir.path().join("mark.rq");
+    fs::write(
+        &rules,
+        "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?y ex:marked true } WHERE { ?x ex:marked true . ?x ex:next ?y }\n",
+    )
+    .unwrap();
+    let out = reasonctl()
+        .arg("explain")
+        .arg(&data_path)
+        .arg("--rules")
+        .arg(&rules)
+        .args(["--fact", "ex:n2500 ex:marked true", "--depth", "10000"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    // The tree reaches the asserted start of the chain, 2,500 derivations down.
+    assert!(
+        text.contains("asserted  ex:n0 ex:marked true ."),
+        "{}",
+        &text[..text.len().min(500)]
+    );
+    assert_eq!(text.matches("rule ").count(), 2500);
+}
