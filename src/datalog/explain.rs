@@ -299,6 +299,8 @@ pub struct Node {
     pub status: Status,
     /// Its derivations; `None` when it was not explained (asserted, or past the depth).
     pub derivations: Option<Vec<Derivation>>,
+    /// Every rule that could produce it was replayed (false: the deadline cut its replays; it may have more).
+    pub complete: bool,
 }
 
 /// The explanation of the target facts.
@@ -432,6 +434,7 @@ impl Explainer<'_> {
                     fact: q,
                     status: self.status(q),
                     derivations: None,
+                    complete: true,
                 });
                 self.index.insert(q, n);
                 n
@@ -457,7 +460,11 @@ impl Explainer<'_> {
                 Some(ds)
             }
             None => {
+                let before = self.out.incomplete;
                 let ds = self.derivations(q, depth)?;
+                if self.out.incomplete && !before {
+                    self.out.nodes[n].complete = false;
+                }
                 // Past the deadline with nothing found: not explained (rather than "no derivation").
                 (!(self.out.incomplete && ds.is_empty())).then_some(ds)
             }
@@ -473,7 +480,7 @@ impl Explainer<'_> {
         let mut found: Vec<Derivation> = Vec::new();
         let mut seen: HashSet<Derivation> = HashSet::new();
         let program = self.program;
-        for (r, rule) in program.rules.iter().enumerate() {
+        'rules: for (r, rule) in program.rules.iter().enumerate() {
             let seeds: Vec<Vec<(VarId, TermId)>> = rule
                 .heads
                 .iter()
@@ -488,7 +495,7 @@ impl Explainer<'_> {
             }
             for seed in dedup(seeds) {
                 if self.out.incomplete {
-                    return Ok(found);
+                    break 'rules;
                 }
                 let this: &Self = self;
                 let replayed = (|| -> Result<(), ExecError> {
@@ -526,7 +533,7 @@ impl Explainer<'_> {
                     // The deadline: what was found so far, marked incomplete.
                     Err(ExecError::Timeout(_)) => {
                         self.out.incomplete = true;
-                        return Ok(found);
+                        break 'rules;
                     }
                     Err(ExecError::Cancelled) => return Err(ExplainError::Interrupted),
                     Err(source) => {
@@ -1318,8 +1325,10 @@ mod tests {
             e.nodes[0].derivations.is_none(),
             "a fact the deadline left unexplained is not reported as explained"
         );
+        assert!(!e.nodes[0].complete);
         let full = explain(&program, &store, &overlay, &[q], &options(None)).unwrap();
         assert!(!full.incomplete);
+        assert!(full.nodes[0].complete);
         assert_eq!(full.nodes[0].derivations.as_ref().unwrap().len(), 1);
     }
 

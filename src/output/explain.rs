@@ -392,6 +392,12 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
             );
             return;
         }
+        if !node.complete {
+            let _ = writeln!(
+                self.out,
+                "{prefix}├─ (incomplete: the deadline cut its replays; it may have more derivations)"
+            );
+        }
         self.open.push(n);
         for (i, d) in ds.iter().enumerate() {
             let last = i + 1 == ds.len();
@@ -635,6 +641,7 @@ fn json<T: TermSource>(cx: &Context<'_, T>, e: &Explanation) -> Value {
             "fact": fact_json(cx, n.fact),
             "status": n.status.name(),
             "explained": n.derivations.is_some(),
+            "complete": n.complete,
             "derivations": n.derivations.iter().flatten().map(|d| json!({
                 "rule": cx.program.rules[d.rule].id,
                 "source": cx.locations[d.rule],
