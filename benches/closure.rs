@@ -12,11 +12,14 @@
 //!
 //! Run: `cargo bench --bench closure` (`REASONCTL_CLOSURE_RUNS`, default 3). Data goes to `benches/data/`.
 
+mod materialize_run;
+
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::process::Command;
+
+use materialize_run::Run;
 
 const EDGE: &str = "http://example.org/edge";
 
@@ -95,69 +98,29 @@ fn rules() -> PathBuf {
     path
 }
 
-struct Run {
-    wall: f64,
-    fixpoint_ms: f64,
-    derived: u64,
-    capped: Option<String>,
-    closure: Option<String>,
-    peak_kb: Option<u64>,
-}
-
 fn materialize(data: &Path, extra: &[&str]) -> Run {
-    let stats = data_dir().join("closure-stats.json");
-    let mut cmd = if Path::new("/usr/bin/time").exists() {
-        let mut c = Command::new("/usr/bin/time");
-        c.args(["-f", "PEAK_KB=%M"])
-            .arg(env!("CARGO_BIN_EXE_reasonctl"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-    };
-    cmd.arg("materialize")
-        .arg(data)
-        .arg("--rules")
-        .arg(rules())
-        .args(["--format", "nquads", "--stats"])
-        .arg(&stats)
-        .arg("-q")
-        .args(extra)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let start = Instant::now();
-    let output = cmd.output().unwrap();
-    let wall = start.elapsed().as_secs_f64();
-    let code = output.status.code().unwrap_or(-1);
-    assert!(
-        code == 0 || code == 3,
-        "reasonctl failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let peak_kb = String::from_utf8_lossy(&output.stderr)
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("PEAK_KB=")
-                .and_then(|v| v.trim().parse().ok())
-        });
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    Run {
-        wall,
-        fixpoint_ms: json["elapsed_ms"].as_f64().unwrap_or(0.0),
-        derived: json["derived"].as_u64().unwrap_or(0),
-        capped: json["capped_reason"].as_str().map(str::to_owned),
-        closure: json["rules"].as_array().and_then(|rs| {
-            rs.iter()
-                .find_map(|r| r["closure"].as_str().map(str::to_owned))
-        }),
-        peak_kb,
-    }
+    let rules = rules();
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        data.as_os_str(),
+        "--rules".as_ref(),
+        rules.as_os_str(),
+        "--format".as_ref(),
+        "nquads".as_ref(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    materialize_run::materialize(&args, &data_dir().join("closure-stats.json"))
 }
 
 fn median(data: &Path, extra: &[&str], runs: usize) -> Run {
-    let mut all: Vec<Run> = (0..runs).map(|_| materialize(data, extra)).collect();
-    all.sort_by(|a, b| a.wall.total_cmp(&b.wall));
-    all.swap_remove(all.len() / 2)
+    materialize_run::median(runs, || materialize(data, extra))
+}
+
+/// How the closure rule ran (`compiled to a path`, `fell back to iteration`), from the run's stats.
+fn closure(r: &Run) -> Option<&str> {
+    r.stats["rules"]
+        .as_array()?
+        .iter()
+        .find_map(|rule| rule["closure"].as_str())
 }
 
 /// pyoxigraph's `?x <edge>+ ?y` (at most `limit` rows): seconds and rows, or why it did not finish (`None`: not
@@ -196,7 +159,7 @@ fn row(case: &str, mode: &str, r: &Run) {
         r.peak_kb
             .map(|k| format!("{}", k / 1024))
             .unwrap_or_else(|| "-".into()),
-        r.closure.as_deref().unwrap_or("iterated"),
+        closure(r).unwrap_or("iterated"),
         r.capped
             .as_ref()
             .map(|c| format!(", capped: {c}"))

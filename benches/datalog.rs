@@ -10,12 +10,14 @@
 //! Run: `cargo bench --bench datalog` (`REASONCTL_DATALOG_RUNS`, default 3). Data is generated into `benches/data/`.
 
 mod lubm_gen;
+mod materialize_run;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+
+use materialize_run::Run;
 
 fn data_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
@@ -81,65 +83,21 @@ fn write_rules(name: &str, text: &str) -> PathBuf {
     path
 }
 
-struct Run {
-    wall: f64,
-    fixpoint_ms: f64,
-    derived: u64,
-    capped: Option<String>,
-    peak_kb: Option<u64>,
-}
-
 fn materialize(data: &Path, rules: &Path, extra: &[&str]) -> Run {
-    let stats = data_dir().join("stats.json");
     let out = data_dir().join("out.nt");
-    let mut cmd = if Path::new("/usr/bin/time").exists() {
-        let mut c = Command::new("/usr/bin/time");
-        c.args(["-f", "PEAK_KB=%M"])
-            .arg(env!("CARGO_BIN_EXE_reasonctl"));
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-    };
-    cmd.arg("materialize")
-        .arg(data)
-        .arg("--rules")
-        .arg(rules)
-        .arg("-o")
-        .arg(&out)
-        .arg("--stats")
-        .arg(&stats)
-        .arg("-q")
-        .args(extra);
-    let start = Instant::now();
-    let output = cmd.output().unwrap();
-    let wall = start.elapsed().as_secs_f64();
-    let code = output.status.code().unwrap_or(-1);
-    assert!(
-        code == 0 || code == 3,
-        "reasonctl failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let peak_kb = String::from_utf8_lossy(&output.stderr)
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("PEAK_KB=")
-                .and_then(|v| v.trim().parse().ok())
-        });
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
-    Run {
-        wall,
-        fixpoint_ms: json["elapsed_ms"].as_f64().unwrap_or(0.0),
-        derived: json["derived"].as_u64().unwrap_or(0),
-        capped: json["capped_reason"].as_str().map(str::to_owned),
-        peak_kb,
-    }
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        data.as_os_str(),
+        "--rules".as_ref(),
+        rules.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ];
+    args.extend(extra.iter().map(std::ffi::OsStr::new));
+    materialize_run::materialize(&args, &data_dir().join("stats.json"))
 }
 
 fn median_run(data: &Path, rules: &Path, extra: &[&str], runs: usize) -> Run {
-    let mut all: Vec<Run> = (0..runs).map(|_| materialize(data, rules, extra)).collect();
-    all.sort_by(|a, b| a.wall.total_cmp(&b.wall));
-    all.swap_remove(all.len() / 2)
+    materialize_run::median(runs, || materialize(data, rules, extra))
 }
 
 fn oxigraph(data: &Path, rules: &Path) -> Option<(f64, u64)> {

@@ -275,6 +275,27 @@ impl<'a> Lowerer<'a> {
         })
     }
 
+    /// The class terms of an `@type` value (one string or an array of them): variables or IRIs.
+    fn classes(&mut self, value: &Value) -> Result<Vec<PatternTerm>, WhereError> {
+        let items: Vec<&Value> = match value {
+            Value::Array(a) => a.iter().collect(),
+            v => vec![v],
+        };
+        items
+            .into_iter()
+            .map(|c| {
+                let Value::String(c) = c else {
+                    return Err(WhereError::Shape(format!("a type is a string, found {c}")));
+                };
+                match self.cx.expand(c)? {
+                    Expanded::Var(v) => Ok(PatternTerm::Var(self.var(&v))),
+                    Expanded::Iri(i) => Ok(PatternTerm::Const(self.iri(&i))),
+                    Expanded::Type => Err(WhereError::Shape("a type cannot be @type".to_owned())),
+                }
+            })
+            .collect()
+    }
+
     fn pattern(&self, s: PatternTerm, p: PatternTerm, o: PatternTerm) -> Op {
         Op::Pattern(TriplePattern {
             terms: [s, p, o],
@@ -316,25 +337,7 @@ impl<'a> Lowerer<'a> {
                             }
                             if self.cx.is_type_key(k) {
                                 // `"@type": C` in the edge map is the edge `s rdf:type C`.
-                                let classes: Vec<&Value> = match v {
-                                    Value::Array(a) => a.iter().collect(),
-                                    v => vec![v],
-                                };
-                                for c in classes {
-                                    let Value::String(c) = c else {
-                                        return Err(WhereError::Shape(format!(
-                                            "a type is a string, found {c}"
-                                        )));
-                                    };
-                                    let class = match self.cx.expand(c)? {
-                                        Expanded::Var(v) => PatternTerm::Var(self.var(&v)),
-                                        Expanded::Iri(i) => PatternTerm::Const(self.iri(&i)),
-                                        Expanded::Type => {
-                                            return Err(WhereError::Shape(
-                                                "a type cannot be @type".to_owned(),
-                                            ));
-                                        }
-                                    };
+                                for class in self.classes(v)? {
                                     let t = [
                                         edge_subject.clone(),
                                         PatternTerm::Const(wk::RDF_TYPE),
@@ -371,23 +374,7 @@ impl<'a> Lowerer<'a> {
                     }
                 }
                 k if self.cx.is_type_key(k) => {
-                    let classes: Vec<&Value> = match value {
-                        Value::Array(a) => a.iter().collect(),
-                        v => vec![v],
-                    };
-                    for c in classes {
-                        let Value::String(c) = c else {
-                            return Err(WhereError::Shape(format!(
-                                "a type is a string, found {c}"
-                            )));
-                        };
-                        let class = match self.cx.expand(c)? {
-                            Expanded::Var(v) => PatternTerm::Var(self.var(&v)),
-                            Expanded::Iri(i) => PatternTerm::Const(self.iri(&i)),
-                            Expanded::Type => {
-                                return Err(WhereError::Shape("a type cannot be @type".to_owned()));
-                            }
-                        };
+                    for class in self.classes(value)? {
                         let p = PatternTerm::Const(wk::RDF_TYPE);
                         ops.push(self.pattern(s.clone(), p, class));
                     }
