@@ -360,8 +360,14 @@ pub fn run(
             }
             let added = new.len();
             // Counted per job, then per rule and group (no hashing per fact); facts of a graph are contiguous.
+            // Seeds of the next pass too: new default-graph facts of groups that iterate (a compiled closure is
+            // complete: it is never seeded again).
             let mut per_job = vec![0usize; jobs.len()];
             let mut by_graph: Vec<(TermId, Vec<Triple>)> = Vec::new();
+            let seeds_of: Vec<Option<usize>> = jobs
+                .iter()
+                .map(|job| Some(group_of[job.rule]).filter(|g| !closed.contains(g)))
+                .collect();
             for &(q, j, _) in &new {
                 let [graph, s, p, o] = q;
                 per_job[j as usize] += 1;
@@ -369,23 +375,14 @@ pub fn run(
                     Some((g, ts)) if *g == graph => ts.push([s, p, o]),
                     _ => by_graph.push((graph, vec![[s, p, o]])),
                 }
+                if let (TermId::DEFAULT_GRAPH, Some(g)) = (graph, seeds_of[j as usize]) {
+                    new_by_group.entry(g).or_default().push([s, p, o]);
+                }
             }
             for (j, n) in per_job.iter().enumerate().filter(|(_, n)| **n > 0) {
                 let rule = jobs[j].rule;
                 report.rules[rule].facts += n;
                 *derived_by_group.entry(group_of[rule]).or_default() += n;
-            }
-            // Seeds of the next pass: new default-graph facts of groups that iterate (a compiled closure is
-            // complete: it is never seeded again).
-            if new.iter().any(|&(q, j, _)| {
-                q[0] == TermId::DEFAULT_GRAPH && !closed.contains(&group_of[jobs[j as usize].rule])
-            }) {
-                for &(q, j, _) in &new {
-                    let g = group_of[jobs[j as usize].rule];
-                    if q[0] == TermId::DEFAULT_GRAPH && !closed.contains(&g) {
-                        new_by_group.entry(g).or_default().push([q[1], q[2], q[3]]);
-                    }
-                }
             }
             drop(new);
             for (graph, triples) in by_graph {
