@@ -8,6 +8,11 @@ use reasonctl::app;
 use reasonctl::cli::settings::{self, Task};
 use reasonctl::cli::{Args, generate};
 
+/// mimalloc: the parsers allocate a string per term on one thread and the loader frees it on another, which the
+/// system allocator serializes on its arena lock.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Writes a report to stderr; a closed stderr is ignored (exit codes still tell).
 fn report(text: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{text}");

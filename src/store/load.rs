@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::mpsc;
@@ -16,6 +16,8 @@ use hashbrown::HashMap;
 use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
 use thiserror::Error;
+
+mod chunks;
 
 use super::term::{TermId, Triple};
 use super::{Dictionary, QuadStore, Store};
@@ -309,8 +311,29 @@ impl Loader {
                     Some(f) => f,
                     None => return Err(LoadError::UnknownFormat { path: path.clone() }),
                 };
-                let file = open(path)?;
+                let mut file = open(path)?;
                 let len = file.metadata().ok().map(|m| m.len());
+                if let (DataFormat::NTriples | DataFormat::NQuads, Some(len)) = (format, len) {
+                    let name = path.display().to_string();
+                    let unreadable = |source| LoadError::Unreadable {
+                        path: path.clone(),
+                        source,
+                    };
+                    let ranges = chunks::ranges(
+                        &mut file,
+                        len,
+                        rayon::current_num_threads(),
+                        chunks::MIN_CHUNK,
+                    )
+                    .map_err(unreadable)?;
+                    if ranges.len() > 1 {
+                        progress.begin(&name, Some(len));
+                        let result = self.load_ranges(path, &name, format, &ranges, progress);
+                        progress.end();
+                        return result;
+                    }
+                    file.seek(io::SeekFrom::Start(0)).map_err(unreadable)?;
+                }
                 let base = match &options.base {
                     Some(b) => b.clone(),
                     None => file_iri(path),
@@ -480,7 +503,9 @@ fn parse_batches(
                         path: PathBuf::from(name),
                         source: e,
                     },
-                    RdfParseError::Syntax(e) => syntax_error(name, format, &e, &kept.borrow()),
+                    RdfParseError::Syntax(e) => {
+                        syntax_error(name, format, &e.to_string(), e.location(), &kept.borrow())
+                    }
                 };
                 let _ = tx.send(Parsed::Quads(batch));
                 let _ = tx.send(Parsed::Failed(error));
@@ -567,17 +592,20 @@ pub fn file_iri(path: &Path) -> String {
     iri
 }
 
+/// The error `message` at `location` (`None`: the parser did not say where) of the source `name`, quoting the
+/// line from `tail` when it still holds it.
 fn syntax_error(
     name: &str,
     format: DataFormat,
-    error: &oxrdfio::RdfSyntaxError,
+    message: &str,
+    location: Option<std::ops::Range<oxrdfio::TextPosition>>,
     tail: &Kept,
 ) -> LoadError {
     let format = format_name(format);
-    let Some(location) = error.location() else {
+    let Some(location) = location else {
         return LoadError::SyntaxUnplaced {
             file: name.to_owned(),
-            message: error.to_string(),
+            message: message.to_owned(),
             format,
         };
     };
@@ -592,7 +620,7 @@ fn syntax_error(
         file: name.to_owned(),
         line: location.start.line + 1,
         column: location.start.column + 1,
-        message: short_message(&error.to_string()),
+        message: short_message(message),
         format,
         snippet,
         span,
