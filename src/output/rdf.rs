@@ -169,11 +169,18 @@ fn distinct_ids(dict: &(impl TermSource + ?Sized), quads: &[Quad]) -> Vec<TermId
 }
 
 /// Sorts quads into output order: graph, subject, predicate, object, each by [`cmp_terms`]; drops duplicates.
-pub fn sort_quads(dict: &(impl TermSource + ?Sized), quads: &mut Vec<Quad>) {
+pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad>) {
     let ids = distinct_ids(dict, quads);
     // Decode each term once; comparisons then read the decoded views.
     let mut keyed: Vec<(TermRef<'_>, TermId)> = ids.iter().map(|&id| (dict.term(id), id)).collect();
-    keyed.sort_unstable_by(|(ta, a), (tb, b)| cmp_decoded(dict, ta, *a, tb, *b));
+    let cmp = |(ta, a): &(TermRef<'_>, TermId), (tb, b): &(TermRef<'_>, TermId)| {
+        cmp_decoded(dict, ta, *a, tb, *b)
+    };
+    if keyed.len() > 1 << 14 {
+        keyed.par_sort_unstable_by(cmp);
+    } else {
+        keyed.sort_unstable_by(cmp);
+    }
     let ids: Vec<TermId> = keyed.into_iter().map(|(_, id)| id).collect();
     let mut rank = vec![0u32; dict.end().index()];
     for (r, id) in ids.iter().enumerate() {

@@ -91,7 +91,7 @@ pub fn write_boolean<W: Write>(value: bool, format: QueryResultsFormat, out: W) 
 
 /// Writes CONSTRUCT / DESCRIBE triples, sorted, in the default graph.
 pub fn write_triples<W: Write>(
-    terms: &(impl TermSource + ?Sized),
+    terms: &(impl TermSource + Sync + ?Sized),
     prefixes: &[(String, String)],
     triples: &[[TermId; 3]],
     format: RdfOutputFormat,
