@@ -60,6 +60,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l stat
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l timeout -d 'Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
@@ -94,6 +95,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (as for materialize)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
@@ -158,6 +160,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l stats -d
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l timeout -d 'A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its start, for the explanation (past it, the explanation says it is incomplete)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -64,6 +64,11 @@ pub struct DataArgs {
     /// The base IRI relative IRIs resolve against (default: each file's own file:// IRI).
     #[arg(long, value_name = "IRI")]
     pub base: Option<String>,
+
+    /// Trust the data: skip the parsers' IRI and language-tag validation (about 3x faster on large N-Triples).
+    /// Invalid data may then load as broken terms instead of failing; syntax errors still fail.
+    #[arg(long)]
+    pub lenient: bool,
 }
 
 /// `reasonctl materialize`.
@@ -207,6 +212,10 @@ pub struct QueryArgs {
     /// The base IRI for the data and the query (default: each file's own file:// IRI).
     #[arg(long, value_name = "IRI")]
     pub base: Option<String>,
+
+    /// Trust the data: skip the parsers' IRI and language-tag validation (as for materialize).
+    #[arg(long)]
+    pub lenient: bool,
 
     /// Answer syntax (default: json for SELECT and ASK, nt for CONSTRUCT and DESCRIBE).
     #[arg(long, value_name = "FORMAT")]

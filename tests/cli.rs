@@ -645,3 +645,33 @@ fn explaining_a_derivation_chain_thousands_deep_does_not_overflow_the_stack() {
     );
     assert_eq!(text.matches("rule ").count(), 2500);
 }
+
+#[test]
+fn lenient_loads_an_iri_the_validating_parser_refuses_and_still_fails_on_syntax() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.nt");
+    fs::write(&data, "<http://e/a> <http://e/p> <http://[::1/o> .\n").unwrap();
+    reasonctl()
+        .args(["materialize", "--include-asserted"])
+        .arg(&data)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("data.nt:1:27"));
+    let out = reasonctl()
+        .args(["materialize", "--include-asserted", "--lenient"])
+        .arg(&data)
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stdout),
+        "<http://e/a> <http://e/p> <http://[::1/o> .\n"
+    );
+    // Leniency skips validation, not the grammar: a missing object is still an error with its place.
+    fs::write(&data, "<http://e/a> <http://e/p> .\n").unwrap();
+    reasonctl()
+        .args(["materialize", "--include-asserted", "--lenient"])
+        .arg(&data)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("data.nt:1:"));
+}

@@ -129,6 +129,7 @@ fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError>
         LoadOptions {
             base: args.base,
             format: args.data_format,
+            lenient: args.lenient,
         },
     ))
 }
@@ -138,6 +139,7 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         data: args.data,
         data_format: args.data_format,
         base: args.base.clone(),
+        lenient: args.lenient,
     })?;
     // A query names a file when one exists at that path (or when it cannot be query text); else it is the text.
     let path = std::path::Path::new(&args.query);
@@ -282,6 +284,7 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         data: args.data,
         data_format: args.data_format,
         base: args.base,
+        lenient: false,
     })?;
     Ok(DepsSettings {
         rules: RuleSources {
@@ -333,6 +336,7 @@ fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
         data: data_args,
         data_format: args.data_format,
         base: args.base,
+        lenient: false,
     })?;
     let mut paths: Vec<std::path::PathBuf> = rule_args.into_iter().map(Into::into).collect();
     paths.extend(args.rules);

@@ -116,6 +116,8 @@ pub struct LoadOptions {
     pub base: Option<String>,
     /// The syntax of every source; `None`: from each file's extension.
     pub format: Option<DataFormat>,
+    /// Skip the parsers' IRI and language-tag validation (oxttl's and oxrdfio's lenient mode).
+    pub lenient: bool,
 }
 
 /// Where loading reports its progress (bytes read); the application draws it, the library never prints.
@@ -271,6 +273,9 @@ pub struct Loader {
     graph_slots: HashMap<TermId, usize>,
     graphs: Vec<(TermId, Vec<Triple>)>,
     prefixes: Vec<(String, String)>,
+    /// Whether the parsers skip IRI and language-tag validation ([`LoadOptions::lenient`] of the source being
+    /// loaded; [`Loader::load_reader`] alone: off).
+    lenient: bool,
 }
 
 impl Loader {
@@ -287,6 +292,18 @@ impl Loader {
 
     /// Parses one source.
     pub fn load_source(
+        &mut self,
+        source: &DataSource,
+        options: &LoadOptions,
+        progress: &dyn LoadProgress,
+    ) -> Result<(), LoadError> {
+        self.lenient = options.lenient;
+        let result = self.load_one(source, options, progress);
+        self.lenient = false;
+        result
+    }
+
+    fn load_one(
         &mut self,
         source: &DataSource,
         options: &LoadOptions,
@@ -372,6 +389,9 @@ impl Loader {
         progress: &dyn LoadProgress,
     ) -> Result<(), LoadError> {
         let mut parser = RdfParser::from_format(format.rdf_format());
+        if self.lenient {
+            parser = parser.lenient();
+        }
         if let Some(base) = base {
             parser = parser.with_base_iri(base).map_err(|e| LoadError::BadBase {
                 iri: base.to_owned(),

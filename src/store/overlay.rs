@@ -7,6 +7,7 @@
 //! a million facts a thousand times; at most `log₂ n` runs exist at once.
 
 use rayon::slice::ParallelSliceMut;
+use smallvec::SmallVec;
 
 use super::quads::{Pattern, Perm, QuadStore, prefix_range};
 use super::term::{TermId, Triple};
@@ -424,7 +425,8 @@ impl Cursor<'_> {
 #[derive(Clone, Debug)]
 pub struct Scan<'a> {
     perm: Perm,
-    cursors: Vec<Cursor<'a>>,
+    /// One per run of derived facts and one for the asserted ones: inline, so a probe allocates nothing.
+    cursors: SmallVec<[Cursor<'a>; 8]>,
 }
 
 impl Scan<'_> {

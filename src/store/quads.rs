@@ -76,7 +76,18 @@ pub fn prefix_range<T>(
     }
     let p = &prefix[..len];
     let start = keys.partition_point(|k| &key_of(k)[..len] < p);
-    let end = start + keys[start..].partition_point(|k| &key_of(k)[..len] <= p);
+    // The end by galloping from the start: most ranges a join probes are short, and a short range costs a few
+    // comparisons instead of a second search over the whole remainder.
+    let rest = &keys[start..];
+    let within = |i: usize| &key_of(&rest[i])[..len] <= p;
+    let mut step = 1;
+    let mut lo = 0;
+    while step <= rest.len() && within(step - 1) {
+        lo = step;
+        step *= 2;
+    }
+    let hi = step.min(rest.len());
+    let end = start + lo + rest[lo..hi].partition_point(|k| &key_of(k)[..len] <= p);
     start..end
 }
 
@@ -269,6 +280,27 @@ mod tests {
 
     fn t(s: u32, p: u32, o: u32) -> Triple {
         [TermId(s), TermId(p), TermId(o)]
+    }
+
+    proptest! {
+        #[test]
+        fn prefix_range_is_the_run_of_keys_sharing_the_prefix(
+            mut keys in prop::collection::vec((0u32..4, 0u32..4, 0u32..4), 0..300),
+            prefix in (0u32..5, 0u32..5, 0u32..5),
+            len in 0usize..=3,
+        ) {
+            keys.sort_unstable();
+            let keys: Vec<Triple> = keys.into_iter().map(|(a, b, c)| t(a, b, c)).collect();
+            let prefix = t(prefix.0, prefix.1, prefix.2);
+            let range = prefix_range(&keys, |k| *k, prefix, len);
+            let expected: Vec<usize> =
+                (0..keys.len()).filter(|&i| keys[i][..len] == prefix[..len]).collect();
+            prop_assert_eq!(range.clone().collect::<Vec<_>>(), expected.clone());
+            if expected.is_empty() {
+                // An empty range sits where the prefix would be inserted.
+                prop_assert_eq!(range.start, keys.partition_point(|k| k[..len] < prefix[..len]));
+            }
+        }
     }
 
     fn naive(triples: &[Triple], pattern: &Pattern) -> Vec<Triple> {

@@ -96,6 +96,7 @@ impl Local {
 
 /// Parses the byte range `start..end` of `path`.
 fn parse_range(
+    lenient: bool,
     path: &Path,
     name: &str,
     format: DataFormat,
@@ -121,30 +122,37 @@ fn parse_range(
             };
             let failed: Option<TurtleParseError> = match format {
                 DataFormat::NQuads => {
-                    NQuadsParser::new()
-                        .for_reader(reader)
-                        .find_map(|quad| match quad {
-                            Ok(q) => {
-                                let g = local.graph(q.graph_name);
-                                let [s, p, o] = [q.subject.into(), q.predicate.into(), q.object]
-                                    .map(|t| local.id(t));
-                                quads.push([g, s, p, o]);
-                                None
-                            }
-                            Err(e) => Some(e),
-                        })
-                }
-                _ => NTriplesParser::new()
-                    .for_reader(reader)
-                    .find_map(|triple| match triple {
-                        Ok(t) => {
-                            let [s, p, o] = [t.subject.into(), t.predicate.into(), t.object]
+                    let parser = if lenient {
+                        NQuadsParser::new().lenient()
+                    } else {
+                        NQuadsParser::new()
+                    };
+                    parser.for_reader(reader).find_map(|quad| match quad {
+                        Ok(q) => {
+                            let g = local.graph(q.graph_name);
+                            let [s, p, o] = [q.subject.into(), q.predicate.into(), q.object]
                                 .map(|t| local.id(t));
-                            quads.push([0, s, p, o]);
+                            quads.push([g, s, p, o]);
                             None
                         }
                         Err(e) => Some(e),
-                    }),
+                    })
+                }
+                _ => if lenient {
+                    NTriplesParser::new().lenient()
+                } else {
+                    NTriplesParser::new()
+                }
+                .for_reader(reader)
+                .find_map(|triple| match triple {
+                    Ok(t) => {
+                        let [s, p, o] =
+                            [t.subject.into(), t.predicate.into(), t.object].map(|t| local.id(t));
+                        quads.push([0, s, p, o]);
+                        None
+                    }
+                    Err(e) => Some(e),
+                }),
             };
             failed.map(|e| match e {
                 TurtleParseError::Io(source) => LoadError::Unreadable {
@@ -208,7 +216,7 @@ impl Loader {
     ) -> Result<(), LoadError> {
         let parsed: Vec<Parsed> = ranges
             .par_iter()
-            .map(|&range| parse_range(path, name, format, range, progress))
+            .map(|&range| parse_range(self.lenient, path, name, format, range, progress))
             .collect();
         let mut blanks: HashMap<Box<str>, TermId> = HashMap::new();
         let mut blank = |dict: &mut crate::store::Dictionary, label: &str| -> TermId {
