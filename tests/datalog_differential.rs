@@ -317,6 +317,40 @@ proptest! {
     }
 
     #[test]
+    fn compiled_equivalences_derive_what_iteration_derives_and_cap_alike(
+        (data, _) in arb_closure_data(),
+        base in any::<bool>(),
+        symmetric_first in any::<bool>(),
+    ) {
+        let square = format!("CONSTRUCT {{ ?x <{EX}r> ?z }} WHERE {{ ?x <{EX}r> ?y . ?y <{EX}r> ?z }}");
+        let symmetric = format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?y <{EX}r> ?x }}");
+        let mut rules = Vec::new();
+        if base {
+            // t's links, literal objects included, seed r.
+            rules.push(format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?x <{EX}t> ?y }}"));
+        }
+        if symmetric_first {
+            rules.extend([symmetric, square]);
+        } else {
+            rules.extend([square, symmetric]);
+        }
+        let (compiled, _, used) = run_with(&data, &rules, Schedule::Staged, 1, true, None, None);
+        let (iterated, _, _) = run_with(&data, &rules, Schedule::Staged, 1, false, None, None);
+        prop_assert_eq!(&compiled, &iterated, "rules: {:#?}", rules);
+        prop_assert!(used, "the equivalence did not compile: {:#?}", rules);
+        // A component larger than the path limit falls back to iteration: same facts.
+        let (fallback, _, _) = run_with(&data, &rules, Schedule::Staged, 1, true, None, Some(2));
+        prop_assert_eq!(&fallback, &iterated, "rules: {:#?}", rules);
+        let total = compiled.lines().count();
+        if total >= 2 {
+            let cap = Some(total - 1);
+            let (_, capped_compiled, _) = run_with(&data, &rules, Schedule::Staged, 1, true, cap, None);
+            let (_, capped_iterated, _) = run_with(&data, &rules, Schedule::Staged, 1, false, cap, None);
+            prop_assert!(capped_compiled && capped_iterated);
+        }
+    }
+
+    #[test]
     fn staged_evaluation_of_a_stratified_program_equals_layer_by_layer_evaluation(data in arb_data(), layers in arb_layers()) {
         let rules: Vec<String> = layers.iter().flatten().cloned().collect();
         let staged = run(&data, &rules, Schedule::Staged, 1);

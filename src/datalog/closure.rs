@@ -10,6 +10,12 @@
 //!
 //! [`Closure::run`] evaluates the compiled body with the path operator's dense graph: R₀ grouped by the end the path
 //! does not touch, one multi-source search per group, so every derived pair comes out once.
+//!
+//! A two-rule group of the square rule and `R(x,y) :- R(y,x)` makes R an equivalence over the nodes R₀ links
+//! ([`Shape::Equivalence`]): it derives every pair of nodes in one connected component of R₀'s links between IRIs
+//! and blank nodes (each member with itself included), and each member with every literal or triple-term object
+//! R₀ gives any member (such an object is never a subject, so nothing goes on from it). Components come from a
+//! union-find, not from iterating the square rule's cubic joins.
 
 use rayon::prelude::*;
 
@@ -29,6 +35,8 @@ pub enum Shape {
     Right,
     /// `R(x,z) :- R(x,y), R(y,z)`.
     Square,
+    /// `R(x,z) :- R(x,y), R(y,z)` and `R(x,y) :- R(y,x)`, one recursive group.
+    Equivalence,
 }
 
 /// A recognised closure rule and its compiled body.
@@ -38,10 +46,12 @@ pub struct Closure {
     pub shape: Shape,
     /// The head predicate.
     pub r: TermId,
-    /// The step predicate (`R` itself for [`Shape::Square`]) and whether the body follows it forward.
+    /// The step predicate (`R` itself for [`Shape::Square`] and [`Shape::Equivalence`]) and whether the body
+    /// follows it forward.
     pub step: (TermId, bool),
-    /// The body it stands for, as a query (what [`Closure::run`] computes).
-    pub body: Op,
+    /// The body it stands for, as a query (what [`Closure::run`] computes); `None` for [`Shape::Equivalence`],
+    /// which is not one query.
+    pub body: Option<Op>,
 }
 
 impl Closure {
@@ -69,6 +79,9 @@ impl Closure {
             Shape::Left => format!("?x {step} ?y . ?y {r} ?z"),
             Shape::Right => format!("?x {r} ?y . ?y {step} ?z"),
             Shape::Square => format!("?x {step} ?y . ?y {r} ?z"),
+            Shape::Equivalence => format!(
+                "?x ({r}|^{r})+ ?z between IRIs and blank nodes (connected components); to a literal, ?x ({r}|^{r})* ?y . ?y {r} ?z"
+            ),
         }
     }
 }
@@ -86,6 +99,9 @@ impl Closure {
         cancel: &Cancel,
         emit: &mut dyn FnMut(TermId, TermId) -> bool,
     ) -> Result<(), ExecError> {
+        if self.shape == Shape::Equivalence {
+            return self.components(view, terms, path_limit, cancel, emit);
+        }
         let g = TermId::DEFAULT_GRAPH;
         let graph = LinkGraph::build(view, g, self.step.0);
         // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
@@ -98,7 +114,7 @@ impl Closure {
             .scan(g, &[None, Some(self.r), None])
             .map(|[s, _, o]| match self.shape {
                 // x T+ y . y R z: keyed by z, searching back from each y.
-                Shape::Left | Shape::Square => (o, s),
+                Shape::Left | Shape::Square | Shape::Equivalence => (o, s),
                 // x R y . y T+ z: keyed by x, searching on from each y.
                 Shape::Right => (s, o),
             })
@@ -106,7 +122,7 @@ impl Closure {
         pairs.sort_unstable();
         pairs.dedup();
         let forward = match self.shape {
-            Shape::Left | Shape::Square => !self.step.1,
+            Shape::Left | Shape::Square | Shape::Equivalence => !self.step.1,
             Shape::Right => self.step.1,
         };
         let mut groups: Vec<(TermId, Vec<u32>)> = Vec::new();
@@ -139,7 +155,7 @@ impl Closure {
                 for n in nodes {
                     let t = graph.term(n);
                     let (x, z) = match self.shape {
-                        Shape::Left | Shape::Square => {
+                        Shape::Left | Shape::Square | Shape::Equivalence => {
                             if !subject_ok[n as usize] {
                                 continue;
                             }
@@ -154,6 +170,117 @@ impl Closure {
             }
         }
         Ok(())
+    }
+}
+
+impl Closure {
+    /// [`Shape::Equivalence`]: R₀'s links between nodes (IRIs and blank nodes) joined by a union-find; every
+    /// component with a link yields all its pairs, and each member pairs with the component's other objects.
+    /// Components are emitted in order of their smallest node, members ascending. A component of more than
+    /// `path_limit` nodes fails with [`ExecError::PathLimit`] (the group then iterates).
+    fn components(
+        &self,
+        view: &View<'_>,
+        terms: &(impl TermSource + ?Sized),
+        path_limit: usize,
+        cancel: &Cancel,
+        emit: &mut dyn FnMut(TermId, TermId) -> bool,
+    ) -> Result<(), ExecError> {
+        let facts: Vec<[TermId; 3]> = view
+            .scan(TermId::DEFAULT_GRAPH, &[None, Some(self.r), None])
+            .collect();
+        let is_node = |id: TermId| crate::exec::path::is_node(terms, id);
+        let mut nodes: Vec<TermId> = facts.iter().map(|t| t[0]).collect();
+        nodes.extend(facts.iter().map(|t| t[2]).filter(|&o| is_node(o)));
+        nodes.sort_unstable();
+        nodes.dedup();
+        let index = |id: TermId| nodes.binary_search(&id).expect("a node") as u32;
+        let mut sets = UnionFind::new(nodes.len());
+        let mut ends: Vec<(u32, TermId)> = Vec::new();
+        for &[s, _, o] in &facts {
+            if is_node(o) {
+                sets.union(index(s), index(o));
+            } else {
+                ends.push((index(s), o));
+            }
+        }
+        // Members by component (the root), ascending; a component's ends likewise.
+        let mut members: Vec<(u32, u32)> =
+            (0..nodes.len() as u32).map(|i| (sets.find(i), i)).collect();
+        members.sort_unstable();
+        let mut ends: Vec<(u32, TermId)> =
+            ends.into_iter().map(|(i, o)| (sets.find(i), o)).collect();
+        ends.sort_unstable();
+        ends.dedup();
+        let mut ordered: Vec<&[(u32, u32)]> = members.chunk_by(|a, b| a.0 == b.0).collect();
+        ordered.sort_unstable_by_key(|c| c[0].1);
+        for component in ordered {
+            cancel.check()?;
+            let root = component[0].0;
+            // A lone node without a link to a node derives nothing new (its facts are R₀'s).
+            if component.len() == 1 && !sets.linked[root as usize] {
+                continue;
+            }
+            if component.len() > path_limit {
+                return Err(ExecError::PathLimit(path_limit));
+            }
+            let from = ends.partition_point(|e| e.0 < root);
+            let to = ends.partition_point(|e| e.0 <= root);
+            let objects = &ends[from..to];
+            for &(_, x) in component {
+                let x = nodes[x as usize];
+                for &(_, z) in component {
+                    if !emit(x, nodes[z as usize]) {
+                        return Ok(());
+                    }
+                }
+                for &(_, o) in objects {
+                    if !emit(x, o) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A union-find over `0..n` (union by size, path halving), remembering which sets hold a link.
+struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+    /// By root: whether a union (a link, a self-link included) touched the set.
+    linked: Vec<bool>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        Self {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+            linked: vec![false; n],
+        }
+    }
+
+    fn find(&mut self, mut i: u32) -> u32 {
+        while self.parent[i as usize] != i {
+            let grand = self.parent[self.parent[i as usize] as usize];
+            self.parent[i as usize] = grand;
+            i = grand;
+        }
+        i
+    }
+
+    fn union(&mut self, a: u32, b: u32) {
+        let (mut a, mut b) = (self.find(a), self.find(b));
+        if a != b {
+            if self.size[a as usize] < self.size[b as usize] {
+                std::mem::swap(&mut a, &mut b);
+            }
+            self.parent[b as usize] = a;
+            self.size[a as usize] += self.size[b as usize];
+        }
+        self.linked[a as usize] = true;
     }
 }
 
@@ -199,6 +326,45 @@ fn path(s: VarId, step: (TermId, bool), o: VarId) -> Op {
     }
 }
 
+/// The closure a recursive group compiles to, with the position (in `rules`) of the rule its facts are credited
+/// to: one rule by [`recognize`], or the square rule and `R(x,y) :- R(y,x)` as [`Shape::Equivalence`].
+pub fn recognize_group(rules: &[&Rule]) -> Option<(usize, Closure)> {
+    match rules {
+        [rule] => recognize(rule).map(|c| (0, c)),
+        [a, b] => {
+            let (at, square) = [(0, *a), (1, *b)].into_iter().find_map(|(i, r)| {
+                recognize(r)
+                    .filter(|c| c.shape == Shape::Square)
+                    .map(|c| (i, c))
+            })?;
+            let other = if at == 0 { *b } else { *a };
+            (symmetric(other) == Some(square.r)).then_some((
+                at,
+                Closure {
+                    shape: Shape::Equivalence,
+                    body: None,
+                    ..square
+                },
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The predicate R of a rule `R(x,y) :- R(y,x)` (one head in the default graph, one pattern), if it is one.
+fn symmetric(rule: &Rule) -> Option<TermId> {
+    let [head] = rule.heads.as_slice() else {
+        return None;
+    };
+    let (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(y), None) =
+        (&head.terms[0], &head.terms[1], &head.terms[2], head.graph)
+    else {
+        return None;
+    };
+    let (s, p, o) = edge(&rule.body)?;
+    (p == *r && s == *y && o == *x && x != y).then_some(*r)
+}
+
 /// The closure a rule compiles to, if its body is exactly one of the three shapes (two patterns, nothing else),
 /// and it has one head `?x R ?z` in the default graph.
 pub fn recognize(rule: &Rule) -> Option<Closure> {
@@ -231,7 +397,7 @@ pub fn recognize(rule: &Rule) -> Option<Closure> {
                     shape: Shape::Square,
                     r,
                     step: (r, true),
-                    body: Op::Join(vec![pattern(y, r, z), path(x, (r, true), y)]),
+                    body: Some(Op::Join(vec![pattern(y, r, z), path(x, (r, true), y)])),
                 });
             }
         }
@@ -261,7 +427,7 @@ pub fn recognize(rule: &Rule) -> Option<Closure> {
                 shape: Shape::Left,
                 r,
                 step: (t, forward),
-                body: Op::Join(vec![pattern(y, r, z), path(x, (t, forward), y)]),
+                body: Some(Op::Join(vec![pattern(y, r, z), path(x, (t, forward), y)])),
             });
         }
     }
@@ -273,7 +439,7 @@ pub fn recognize(rule: &Rule) -> Option<Closure> {
                 shape: Shape::Right,
                 r,
                 step: (t, forward),
-                body: Op::Join(vec![pattern(x, r, y), path(y, (t, forward), z)]),
+                body: Some(Op::Join(vec![pattern(x, r, y), path(y, (t, forward), z)])),
             });
         }
     }
@@ -287,7 +453,11 @@ mod tests {
     use crate::store::Dictionary;
 
     fn rule(text: &str) -> Rule {
-        let mut dict = Dictionary::new();
+        rule_in(&mut Dictionary::new(), text)
+    }
+
+    /// A rule compiled into `dict` (rules compared with each other share one, so their ids agree).
+    fn rule_in(dict: &mut Dictionary, text: &str) -> Rule {
         sparql::compile(
             "r",
             Origin::File {
@@ -296,7 +466,7 @@ mod tests {
                 prologue: 0,
             },
             &format!("PREFIX : <http://e/> {text}"),
-            &mut dict,
+            dict,
         )
         .expect("a valid rule")
     }
@@ -334,6 +504,46 @@ mod tests {
             let c = recognize(&rule(text)).unwrap_or_else(|| panic!("{text}"));
             assert_eq!((c.shape, c.step.1), (shape, forward), "{text}");
         }
+    }
+
+    #[test]
+    fn the_square_rule_with_its_symmetric_rule_is_an_equivalence_in_either_order() {
+        let mut dict = Dictionary::new();
+        let mut rule = |text: &str| rule_in(&mut dict, text);
+        let square = rule("CONSTRUCT { ?x :r ?z } WHERE { ?x :r ?y . ?y :r ?z }");
+        let symmetric = rule("CONSTRUCT { ?a :r ?b } WHERE { ?b :r ?a }");
+        let (at, c) = recognize_group(&[&square, &symmetric]).expect("an equivalence");
+        assert_eq!(
+            (at, c.shape, c.body.is_none()),
+            (0, Shape::Equivalence, true)
+        );
+        let (at, c) = recognize_group(&[&symmetric, &square]).expect("an equivalence");
+        assert_eq!((at, c.shape), (1, Shape::Equivalence));
+        // A one-rule group is the rule's own shape.
+        assert_eq!(
+            recognize_group(&[&square]).map(|(_, c)| c.shape),
+            Some(Shape::Square)
+        );
+        for other in [
+            // not symmetric: the head is the body
+            "CONSTRUCT { ?a :r ?b } WHERE { ?a :r ?b }",
+            // symmetric over another predicate
+            "CONSTRUCT { ?a :s ?b } WHERE { ?b :s ?a }",
+            // symmetric from another predicate
+            "CONSTRUCT { ?a :r ?b } WHERE { ?b :s ?a }",
+            // a filter
+            "CONSTRUCT { ?a :r ?b } WHERE { ?b :r ?a FILTER(?a != ?b) }",
+            // a named-graph head
+            "CONSTRUCT { GRAPH :g { ?a :r ?b } } WHERE { ?b :r ?a }",
+            // a left-shaped closure is no square rule
+            "CONSTRUCT { ?x :r ?z } WHERE { ?x :t ?y . ?y :r ?z }",
+        ] {
+            let other = rule(other);
+            assert!(recognize_group(&[&square, &other]).is_none(), "{other:?}");
+        }
+        let left = rule("CONSTRUCT { ?x :r ?z } WHERE { ?x :t ?y . ?y :r ?z }");
+        assert!(recognize_group(&[&left, &symmetric]).is_none());
+        assert!(recognize_group(&[&square, &symmetric, &square]).is_none());
     }
 
     #[test]

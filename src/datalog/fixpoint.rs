@@ -170,14 +170,17 @@ pub fn run(
             }
         })
         .collect();
-    // Closure groups: one recursive rule shaped as a transitive closure runs once as a path.
-    let mut closures: Vec<Option<Closure>> = groups
+    // Closure groups: one recursive rule shaped as a transitive closure runs once as a path; the square rule with
+    // its symmetric rule, once as connected components. Each with the rule its facts are credited to.
+    let mut closures: Vec<Option<(usize, Closure)>> = groups
         .iter()
-        .map(|(rules, recursive, _)| match rules.as_slice() {
-            [r] if *recursive && options.closure && options.schedule == Schedule::Staged => {
-                closure::recognize(&program.rules[*r])
+        .map(|(rules, recursive, _)| {
+            if !*recursive || !options.closure || options.schedule != Schedule::Staged {
+                return None;
             }
-            _ => None,
+            let bodies: Vec<&crate::rules::Rule> =
+                rules.iter().map(|&r| &program.rules[r]).collect();
+            closure::recognize_group(&bodies).map(|(at, c)| (rules[at], c))
         })
         .collect();
     let mut group_of = vec![0usize; n];
@@ -243,11 +246,12 @@ pub fn run(
             for (g, delta) in &active {
                 if delta.is_none() {
                     let view = View::new(&store.quads, &overlay);
-                    if let Some(c) = &closures[*g] {
+                    if let Some((rule, c)) = &closures[*g] {
                         if c.applies(&view, &store.dict) {
                             jobs.push(Job {
-                                rule: groups[*g].0[0],
-                                body: std::borrow::Cow::Owned(c.body.clone()),
+                                rule: *rule,
+                                // Not run: a compiled job runs `compiled`.
+                                body: std::borrow::Cow::Borrowed(&program.rules[*rule].body),
                                 compiled: Some(c.clone()),
                             });
                             continue;

@@ -116,13 +116,18 @@ impl<T: TermSource> Cx<'_, T> {
         &self.program.rules[rule].id
     }
 
-    /// The path a one-rule recursive group compiles to (unless `--no-closure`, or the right shape meets a literal
-    /// object at run time).
+    /// The path a recursive group compiles to (unless `--no-closure`, or the right shape meets a literal object at
+    /// run time).
     fn closure(&self, group: &Group) -> Option<Closure> {
-        match group.rules.as_slice() {
-            [r] if group.recursive => closure::recognize(&self.program.rules[*r]),
-            _ => None,
+        if !group.recursive {
+            return None;
         }
+        let rules: Vec<&crate::rules::Rule> = group
+            .rules
+            .iter()
+            .map(|&r| &self.program.rules[r])
+            .collect();
+        closure::recognize_group(&rules).map(|(_, c)| c)
     }
 
     fn closure_text(&self, c: &Closure) -> String {
