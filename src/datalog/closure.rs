@@ -228,6 +228,8 @@ impl Closure {
             let to = ends.partition_point(|e| e.0 <= root);
             let objects = &ends[from..to];
             for &(_, x) in component {
+                // A component emits its size squared: the deadline is checked per member too.
+                cancel.check()?;
                 let x = nodes[x as usize];
                 for &(_, z) in component {
                     if !emit(x, nodes[z as usize]) {

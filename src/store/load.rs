@@ -329,8 +329,13 @@ impl Loader {
                     None => return Err(LoadError::UnknownFormat { path: path.clone() }),
                 };
                 let mut file = open(path)?;
-                let len = file.metadata().ok().map(|m| m.len());
-                if let (DataFormat::NTriples | DataFormat::NQuads, Some(len)) = (format, len) {
+                let metadata = file.metadata().ok();
+                let len = metadata.as_ref().map(|m| m.len());
+                // Only a regular file can be split (a pipe has no length and cannot seek).
+                let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+                if let (DataFormat::NTriples | DataFormat::NQuads, Some(len), true) =
+                    (format, len, regular)
+                {
                     let name = path.display().to_string();
                     let unreadable = |source| LoadError::Unreadable {
                         path: path.clone(),
@@ -347,7 +352,9 @@ impl Loader {
                         progress.begin(&name, Some(len));
                         let result = self.load_ranges(path, &name, format, &ranges, progress);
                         progress.end();
-                        return result;
+                        if result? {
+                            return Ok(());
+                        }
                     }
                     file.seek(io::SeekFrom::Start(0)).map_err(unreadable)?;
                 }

@@ -5,15 +5,14 @@
 //! sequential loader does, so ids (and therefore output) do not depend on how many chunks there were.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use hashbrown::HashMap;
-use oxrdfio::TextPosition;
 use oxttl::{NQuadsParser, NTriplesParser, TurtleParseError};
 use rayon::prelude::*;
 
-use super::{Counted, DataFormat, Kept, LoadError, LoadProgress, Loader, Tail, syntax_error};
+use super::{Counted, DataFormat, LoadError, LoadProgress, Loader};
 use crate::store::TermId;
 
 /// The smallest chunk worth its own thread (below it, local numbering costs more than the second thread gains).
@@ -35,7 +34,8 @@ pub(super) fn ranges(
         let mut at = (len * i / n).max(start);
         file.seek(SeekFrom::Start(at))?;
         // The range ends after the first line break at or past `at` (N-Triples and N-Quads escape every line break
-        // inside a term, so a line break always ends a statement or a comment).
+        // inside a term, so a line break ends a statement or a comment; a file where it does not fails to parse
+        // in some range, and is then parsed sequentially).
         let end = loop {
             let read = file.read(&mut buf)?;
             if read == 0 {
@@ -57,11 +57,20 @@ pub(super) fn ranges(
 }
 
 /// One chunk, parsed: its distinct terms numbered by first appearance (0 is the default graph) and its quads
-/// over those numbers, or the error that stopped it.
+/// over those numbers, or what stopped it.
 struct Parsed {
     terms: Vec<oxrdf::Term>,
     quads: Vec<[u32; 4]>,
-    error: Option<LoadError>,
+    error: Option<Stopped>,
+}
+
+/// Why a chunk stopped early.
+enum Stopped {
+    /// The file could not be read.
+    Io(LoadError),
+    /// A syntax error: the file is parsed again sequentially, which reports it exactly as it always does (and
+    /// decides the cases a split cannot, such as a raw line break inside a term that `--lenient` lets through).
+    Syntax,
 }
 
 /// Local numbers of one chunk's terms.
@@ -98,27 +107,22 @@ impl Local {
 fn parse_range(
     lenient: bool,
     path: &Path,
-    name: &str,
     format: DataFormat,
     (start, end): (u64, u64),
     progress: &dyn LoadProgress,
 ) -> Parsed {
     let mut local = Local::default();
     let mut quads = Vec::new();
-    let kept = std::rc::Rc::new(std::cell::RefCell::new(Kept::default()));
     let error = match File::open(path).and_then(|mut f| f.seek(SeekFrom::Start(start)).map(|_| f)) {
-        Err(source) => Some(LoadError::Unreadable {
+        Err(source) => Some(Stopped::Io(LoadError::Unreadable {
             path: path.to_path_buf(),
             source,
-        }),
+        })),
         Ok(file) => {
-            let reader = Tail {
-                inner: Counted {
-                    inner: BufReader::with_capacity(1 << 16, file.take(end - start)),
-                    progress,
-                    pending: 0,
-                },
-                kept: std::rc::Rc::clone(&kept),
+            let reader = Counted {
+                inner: BufReader::with_capacity(1 << 16, file.take(end - start)),
+                progress,
+                pending: 0,
             };
             let failed: Option<TurtleParseError> = match format {
                 DataFormat::NQuads => {
@@ -155,29 +159,11 @@ fn parse_range(
                 }),
             };
             failed.map(|e| match e {
-                TurtleParseError::Io(source) => LoadError::Unreadable {
+                TurtleParseError::Io(source) => Stopped::Io(LoadError::Unreadable {
                     path: path.to_path_buf(),
                     source,
-                },
-                TurtleParseError::Syntax(e) => {
-                    // Positions are the chunk's own: move them (and the kept bytes) to the whole file's.
-                    let mut kept = kept.borrow_mut();
-                    kept.start += start;
-                    let lines = lines_before(path, start).unwrap_or(0);
-                    let shift = |p: oxttl::TextPosition| TextPosition {
-                        line: p.line + lines,
-                        column: p.column,
-                        offset: p.offset + start,
-                    };
-                    let at = e.location();
-                    syntax_error(
-                        name,
-                        format,
-                        &e.to_string(),
-                        Some(shift(at.start)..shift(at.end)),
-                        &kept,
-                    )
-                }
+                }),
+                TurtleParseError::Syntax(_) => Stopped::Syntax,
             })
         }
     };
@@ -188,24 +174,10 @@ fn parse_range(
     }
 }
 
-/// How many line breaks the first `end` bytes of `path` hold.
-fn lines_before(path: &Path, end: u64) -> io::Result<u64> {
-    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?.take(end));
-    let mut lines = 0;
-    loop {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(lines);
-        }
-        lines += buf.iter().filter(|&&b| b == b'\n').count() as u64;
-        let n = buf.len();
-        reader.consume(n);
-    }
-}
-
 impl Loader {
     /// Loads the N-Triples or N-Quads file `path` in `ranges` (from [`ranges`]), parsed in parallel, merged in
-    /// document order. Blank-node labels are scoped to the file.
+    /// document order; blank-node labels are scoped to the file. `Ok(false)`: a range met a syntax error and
+    /// nothing was loaded (the caller parses the file sequentially, which reports the error).
     pub(super) fn load_ranges(
         &mut self,
         path: &Path,
@@ -213,10 +185,10 @@ impl Loader {
         format: DataFormat,
         ranges: &[(u64, u64)],
         progress: &dyn LoadProgress,
-    ) -> Result<(), LoadError> {
+    ) -> Result<bool, LoadError> {
         let parsed: Vec<Parsed> = ranges
             .par_iter()
-            .map(|&range| parse_range(self.lenient, path, name, format, range, progress))
+            .map(|&range| parse_range(self.lenient, path, format, range, progress))
             .collect();
         let mut blanks: HashMap<Box<str>, TermId> = HashMap::new();
         let mut blank = |dict: &mut crate::store::Dictionary, label: &str| -> TermId {
@@ -227,19 +199,30 @@ impl Loader {
             blanks.insert(label.into(), id);
             id
         };
+        // The first problem in document order decides; nothing is merged unless every range parsed.
+        for chunk in &parsed {
+            match &chunk.error {
+                Some(Stopped::Syntax) => return Ok(false),
+                Some(Stopped::Io(_)) => break,
+                None => {}
+            }
+        }
         const UNSET: TermId = TermId(u32::MAX);
         for chunk in parsed {
-            if self.dict.len() > super::TERM_LIMIT {
-                return Err(LoadError::TooManyTerms {
-                    file: name.to_owned(),
-                    limit: super::TERM_LIMIT as u64,
-                });
+            if let Some(Stopped::Io(error)) = chunk.error {
+                return Err(error);
             }
             // Local number -> id, assigned at the term's first appearance (graph, subject, predicate, object).
             let mut ids = vec![UNSET; chunk.terms.len() + 1];
             let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
             let mut last_graph = (u32::MAX, 0);
-            for [g, s, p, o] in chunk.quads {
+            for (k, [g, s, p, o]) in chunk.quads.into_iter().enumerate() {
+                if k % 4096 == 0 && self.dict.len() > super::TERM_LIMIT {
+                    return Err(LoadError::TooManyTerms {
+                        file: name.to_owned(),
+                        limit: super::TERM_LIMIT as u64,
+                    });
+                }
                 let slot = if g == last_graph.0 {
                     last_graph.1
                 } else {
@@ -255,11 +238,8 @@ impl Loader {
                 let triple = [s, p, o].map(|t| self.global(&chunk.terms, &mut ids, t, &mut blank));
                 self.graphs[slot].1.push(triple);
             }
-            if let Some(error) = chunk.error {
-                return Err(error);
-            }
         }
-        Ok(())
+        Ok(true)
     }
 
     fn global(
@@ -283,7 +263,7 @@ impl Loader {
 mod tests {
     use super::super::{DataSource, LoadOptions, NoProgress};
     use super::*;
-    use crate::store::Store;
+    use crate::store::{Dictionary, Store};
 
     /// Statements of every kind a line format holds: named graphs, blank nodes (shared across chunk borders),
     /// literals of each kind, RDF 1.2 triple terms, comments and blank lines.
@@ -388,39 +368,131 @@ mod tests {
     }
 
     #[test]
-    fn a_syntax_error_in_a_later_chunk_reports_its_place_in_the_whole_file() {
+    fn a_syntax_error_in_any_range_loads_nothing_and_asks_for_a_sequential_parse() {
         let mut text = nquads(600);
         text.push_str("<http://e/a> <http://e/p> oops .\n");
         text.push_str(&nquads(30));
-        let line = text[..text.find("oops").unwrap()].matches('\n').count() + 1;
         let (_dir, path) = write(&text, "nq");
         let mut file = File::open(&path).unwrap();
         let ranges = ranges(&mut file, text.len() as u64, 4, 64).unwrap();
         assert!(ranges[0].1 < text.find("oops").unwrap() as u64);
         let mut loader = Loader::new();
-        let err = loader
+        let loaded = loader
             .load_ranges(&path, "data.nq", DataFormat::NQuads, &ranges, &NoProgress)
-            .unwrap_err();
-        let LoadError::Syntax(e) = &err else {
-            panic!("{err:?}")
+            .unwrap();
+        assert!(!loaded);
+        let store = loader.finish();
+        assert_eq!(
+            (store.quads.len(), store.dict.len()),
+            (0, Dictionary::new().len())
+        );
+    }
+
+    /// `lines` N-Triples lines of filler.
+    fn filler(lines: usize, tag: &str) -> String {
+        (0..lines)
+            .map(|i| format!("<http://e/{tag}{i}> <http://e/p> _:b{} .\n", i % 100))
+            .collect()
+    }
+
+    /// A file of two equal halves around `middle`, large enough to split in two, and its two ranges.
+    fn halves(middle: &str) -> (tempfile::TempDir, std::path::PathBuf, Vec<(u64, u64)>) {
+        // Lines are 30 to 40 bytes: each half holds more than MIN_CHUNK.
+        let lines = MIN_CHUNK as usize / 30;
+        let text = format!("{}{middle}{}", filler(lines, "a"), filler(lines, "c"));
+        let (dir, path) = write(&text, "nt");
+        let mut file = File::open(&path).unwrap();
+        let ranges = ranges(&mut file, text.len() as u64, 2, MIN_CHUNK).unwrap();
+        assert_eq!(ranges.len(), 2);
+        (dir, path, ranges)
+    }
+
+    fn load_file(path: &Path, lenient: bool) -> Result<Store, LoadError> {
+        let options = LoadOptions {
+            lenient,
+            ..LoadOptions::default()
         };
-        assert_eq!((e.line, e.column), (line as u64, 27));
+        let mut loader = Loader::new();
+        loader.load_source(&DataSource::File(path.to_path_buf()), &options, &NoProgress)?;
+        Ok(loader.finish())
+    }
+
+    fn load_sequentially(path: &Path, lenient: bool) -> Result<Store, LoadError> {
+        let mut loader = Loader::new();
+        loader.lenient = lenient;
+        let file = File::open(path).unwrap();
+        loader.load_reader(
+            &path.display().to_string(),
+            file,
+            DataFormat::NTriples,
+            None,
+            &NoProgress,
+        )?;
+        Ok(loader.finish())
+    }
+
+    #[test]
+    fn a_syntax_error_on_the_first_line_of_a_later_range_is_reported_as_sequential_loading_reports_it()
+     {
+        // The split lands after the first line break past the middle: the bad line begins the second range.
+        let (_dir, path, ranges) =
+            halves("<http://e/m> <http://e/p> <http://e/o> .\n<http://e/a> <http://e/p> oops .\n");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text[ranges[1].0 as usize..].starts_with("<http://e/a> <http://e/p> oops ."));
+        let split = load_file(&path, false).map(|_| ()).unwrap_err();
+        let sequential = load_sequentially(&path, false).map(|_| ()).unwrap_err();
+        assert_eq!(format!("{split:?}"), format!("{sequential:?}"));
+        let LoadError::Syntax(e) = &split else {
+            panic!("{split:?}")
+        };
+        let line = text[..text.find("oops").unwrap()].matches('\n').count() as u64 + 1;
+        assert_eq!((e.line, e.column), (line, 27));
         assert_eq!(
             e.snippet.as_ref().unwrap().text(),
             "<http://e/a> <http://e/p> oops ."
         );
-        // The same error as the sequential loader gives.
-        let mut loader = Loader::new();
-        let sequential = loader
-            .load_reader(
-                "data.nq",
-                File::open(&path).unwrap(),
-                DataFormat::NQuads,
-                None,
-                &NoProgress,
-            )
-            .unwrap_err();
-        assert_eq!(format!("{sequential:?}"), format!("{err:?}"));
+    }
+
+    #[test]
+    fn with_lenient_a_raw_line_break_inside_a_literal_loads_whatever_the_split() {
+        // --lenient lets a raw line break inside a literal through; the split falls right after it.
+        let (_dir, path, ranges) = halves("<http://e/m> <http://e/p> \"x\ny\" .\n");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text[..ranges[0].1 as usize].ends_with("\"x\n"));
+        let split = load_file(&path, true).unwrap();
+        let sequential = load_sequentially(&path, true).unwrap();
+        assert_eq!(listing(&split), listing(&sequential));
+        assert!(
+            split
+                .dict
+                .lookup_literal("x\ny", crate::store::LiteralKind::Simple)
+                .is_some()
+        );
+        // Without --lenient it is an error, as sequential loading says.
+        let strict = load_file(&path, false).map(|_| ()).unwrap_err();
+        let sequential = load_sequentially(&path, false).map(|_| ()).unwrap_err();
+        assert_eq!(format!("{strict:?}"), format!("{sequential:?}"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_loads_sequentially() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("data.nt");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::fs::write(fifo, "<http://e/a> <http://e/p> <http://e/b> .\n")
+            })
+        };
+        let store = load_file(&fifo, false).unwrap();
+        writer.join().unwrap().unwrap();
+        assert_eq!(store.quads.len(), 1);
     }
 
     #[test]
