@@ -187,7 +187,14 @@ pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad
         rank[id.index()] = r as u32;
     }
     // Sort the quads as rank tuples (integers, in parallel for many), then map the ranks back to ids.
-    let mut keyed: Vec<[u32; 4]> = quads.iter().map(|q| q.map(|t| rank[t.index()])).collect();
+    // Each rank tuple packed into one integer (graph rank highest): one comparison instead of four.
+    let mut keyed: Vec<u128> = quads
+        .iter()
+        .map(|q| {
+            q.iter()
+                .fold(0u128, |key, t| (key << 32) | u128::from(rank[t.index()]))
+        })
+        .collect();
     if keyed.len() > 1 << 14 {
         keyed.par_sort_unstable();
     } else {
@@ -195,7 +202,11 @@ pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad
     }
     keyed.dedup();
     quads.clear();
-    quads.extend(keyed.iter().map(|k| k.map(|r| ids[r as usize])));
+    quads.extend(
+        keyed
+            .iter()
+            .map(|&k| [96, 64, 32, 0].map(|shift| ids[((k >> shift) as u32) as usize])),
+    );
 }
 
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
