@@ -2,7 +2,8 @@
 //! interned locally on rayon threads, then merged into the dictionary in document order.
 //!
 //! The merge interns each chunk's terms in the order of their first appearance in the file, exactly as the
-//! sequential loader does, so ids (and therefore output) do not depend on how many chunks there were.
+//! sequential loader does, so ids (and therefore output) do not depend on how many chunks there were. A syntax
+//! error in any range loads nothing: the caller parses the file sequentially, which reports it as always.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
