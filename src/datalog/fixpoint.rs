@@ -681,18 +681,10 @@ fn intern_locals(
     dict: &mut crate::store::Dictionary,
     locals: Vec<(TermId, oxrdf::Term)>,
 ) -> HashMap<TermId, TermId> {
-    let mut blanks: HashMap<String, TermId> = HashMap::new();
+    let mut blank = crate::store::dictionary::blank_scope();
     let mut map = HashMap::new();
     for (local, term) in locals {
-        let id = dict.intern_term(
-            term.as_ref(),
-            &mut |d: &mut crate::store::Dictionary, label: &str| {
-                *blanks
-                    .entry(label.to_owned())
-                    .or_insert_with(|| d.new_blank_node())
-            },
-        );
-        map.insert(local, id);
+        map.insert(local, dict.intern_term(term.as_ref(), &mut blank));
     }
     map
 }

@@ -495,18 +495,23 @@ fn utf8(bytes: &[u8]) -> &str {
     unsafe { std::str::from_utf8_unchecked(bytes) }
 }
 
+/// One scope of blank-node labels (a source file, a body run), as [`Dictionary::intern_term`] takes it: a label
+/// gets a fresh node the first time it is met and the same node after.
+pub fn blank_scope() -> impl FnMut(&mut Dictionary, &str) -> TermId {
+    let mut seen: hashbrown::HashMap<Box<str>, TermId> = hashbrown::HashMap::new();
+    move |dict, label| {
+        if let Some(&id) = seen.get(label) {
+            return id;
+        }
+        let id = dict.new_blank_node();
+        seen.insert(label.into(), id);
+        id
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn blank_scope() -> impl FnMut(&mut Dictionary, &str) -> TermId {
-        let mut seen = std::collections::HashMap::<String, TermId>::new();
-        move |dict, label| {
-            *seen
-                .entry(label.to_owned())
-                .or_insert_with(|| dict.new_blank_node())
-        }
-    }
 
     #[test]
     fn well_known_iris_have_their_constant_ids() {

@@ -408,15 +408,7 @@ impl Loader {
         let (tx, rx) = mpsc::sync_channel::<Parsed>(8);
         std::thread::scope(|scope| {
             scope.spawn(move || parse_batches(parser, reader, name, format, progress, tx));
-            let mut blanks: HashMap<Box<str>, TermId> = HashMap::new();
-            let mut blank = |dict: &mut Dictionary, label: &str| -> TermId {
-                if let Some(&id) = blanks.get(label) {
-                    return id;
-                }
-                let id = dict.new_blank_node();
-                blanks.insert(label.into(), id);
-                id
-            };
+            let mut blank = super::dictionary::blank_scope();
             let mut last_graph: Option<(oxrdf::GraphName, usize)> = None;
             for message in rx {
                 let batch = match message {

@@ -16,6 +16,9 @@ use rayon::prelude::*;
 use super::{Counted, DataFormat, LoadError, LoadProgress, Loader};
 use crate::store::TermId;
 
+/// A local number not yet given an id (ids stay below the loader's term limit).
+const UNSET: TermId = TermId(u32::MAX);
+
 /// The smallest chunk worth its own thread (below it, local numbering costs more than the second thread gains).
 pub(super) const MIN_CHUNK: u64 = 4 << 20;
 
@@ -187,32 +190,19 @@ impl Loader {
         ranges: &[(u64, u64)],
         progress: &dyn LoadProgress,
     ) -> Result<bool, LoadError> {
-        let parsed: Vec<Parsed> = ranges
+        let mut parsed: Vec<Parsed> = ranges
             .par_iter()
             .map(|&range| parse_range(self.lenient, path, format, range, progress))
             .collect();
-        let mut blanks: HashMap<Box<str>, TermId> = HashMap::new();
-        let mut blank = |dict: &mut crate::store::Dictionary, label: &str| -> TermId {
-            if let Some(&id) = blanks.get(label) {
-                return id;
-            }
-            let id = dict.new_blank_node();
-            blanks.insert(label.into(), id);
-            id
-        };
         // The first problem in document order decides; nothing is merged unless every range parsed.
-        for chunk in &parsed {
-            match &chunk.error {
-                Some(Stopped::Syntax) => return Ok(false),
-                Some(Stopped::Io(_)) => break,
-                None => {}
-            }
+        if let Some(i) = parsed.iter().position(|c| c.error.is_some()) {
+            return match parsed.swap_remove(i).error {
+                Some(Stopped::Io(error)) => Err(error),
+                _ => Ok(false),
+            };
         }
-        const UNSET: TermId = TermId(u32::MAX);
+        let mut blank = crate::store::dictionary::blank_scope();
         for chunk in parsed {
-            if let Some(Stopped::Io(error)) = chunk.error {
-                return Err(error);
-            }
             // Local number -> id, assigned at the term's first appearance (graph, subject, predicate, object).
             let mut ids = vec![UNSET; chunk.terms.len() + 1];
             let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
@@ -251,7 +241,7 @@ impl Loader {
         blank: &mut impl FnMut(&mut crate::store::Dictionary, &str) -> TermId,
     ) -> TermId {
         let slot = &mut ids[local as usize];
-        if *slot == TermId(u32::MAX) {
+        if *slot == UNSET {
             *slot = self
                 .dict
                 .intern_term(terms[local as usize - 1].as_ref(), blank);
