@@ -102,6 +102,9 @@ impl Closure {
         if self.shape == Shape::Equivalence {
             return self.components(view, terms, path_limit, cancel, emit);
         }
+        // Right: x R y . y T+ z, keyed by x, searching on from each y. Left and square: x T+ y . y R z, keyed
+        // by z, searching back from each y.
+        let right = self.shape == Shape::Right;
         let g = TermId::DEFAULT_GRAPH;
         let graph = LinkGraph::build(view, g, self.step.0);
         // A subject is an IRI or a blank node: a literal reached as `x` makes no fact (as the head would not).
@@ -112,19 +115,11 @@ impl Closure {
         // (key, start): the start nodes of each key's search.
         let mut pairs: Vec<(TermId, TermId)> = view
             .scan(g, &[None, Some(self.r), None])
-            .map(|[s, _, o]| match self.shape {
-                // x T+ y . y R z: keyed by z, searching back from each y.
-                Shape::Left | Shape::Square | Shape::Equivalence => (o, s),
-                // x R y . y T+ z: keyed by x, searching on from each y.
-                Shape::Right => (s, o),
-            })
+            .map(|[s, _, o]| if right { (s, o) } else { (o, s) })
             .collect();
         pairs.sort_unstable();
         pairs.dedup();
-        let forward = match self.shape {
-            Shape::Left | Shape::Square | Shape::Equivalence => !self.step.1,
-            Shape::Right => self.step.1,
-        };
+        let forward = self.step.1 == right;
         let mut groups: Vec<(TermId, Vec<u32>)> = Vec::new();
         for (key, start) in pairs {
             let Some(i) = graph.index(start) else {
@@ -149,19 +144,17 @@ impl Closure {
                 .collect();
             for ((key, _), nodes) in chunk.iter().zip(reached) {
                 let nodes = nodes.map_err(ExecError::PathLimit)?;
-                if self.shape == Shape::Right && !crate::exec::path::is_node(terms, *key) {
+                if right && !crate::exec::path::is_node(terms, *key) {
                     continue;
                 }
                 for n in nodes {
                     let t = graph.term(n);
-                    let (x, z) = match self.shape {
-                        Shape::Left | Shape::Square | Shape::Equivalence => {
-                            if !subject_ok[n as usize] {
-                                continue;
-                            }
-                            (t, *key)
-                        }
-                        Shape::Right => (*key, t),
+                    let (x, z) = if right {
+                        (*key, t)
+                    } else if subject_ok[n as usize] {
+                        (t, *key)
+                    } else {
+                        continue;
                     };
                     if !emit(x, z) {
                         return Ok(());
