@@ -46,8 +46,13 @@ impl Interner {
             .copied()
     }
 
-    /// The entry's number and whether it was new.
-    fn intern(&mut self, key: &[u8]) -> (u32, bool) {
+    /// The entry's number, added if new.
+    fn intern(&mut self, key: &[u8]) -> u32 {
+        self.intern_if(key, || true).expect("accepted")
+    }
+
+    /// The entry's number; a new one is added only if `accept()` says so.
+    fn intern_if(&mut self, key: &[u8], accept: impl FnOnce() -> bool) -> Option<u32> {
         let Self {
             bytes,
             starts,
@@ -56,13 +61,16 @@ impl Interner {
         } = self;
         let hash = hasher.hash_one(key);
         if let Some(&i) = table.find(hash, |&i| entry(bytes, starts, i) == key) {
-            return (i, false);
+            return Some(i);
+        }
+        if !accept() {
+            return None;
         }
         let i = u32::try_from(starts.len()).expect("more than 2^32 dictionary entries");
         starts.push(bytes.len() as u64);
         bytes.extend_from_slice(key);
         table.insert_unique(hash, i, |&j| hasher.hash_one(entry(bytes, starts, j)));
-        (i, true)
+        Some(i)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -118,7 +126,7 @@ impl Dictionary {
             scratch: Vec::new(),
         };
         dict.namespaces.intern(b"");
-        let (default_graph, _) = dict.terms.intern(&[TAG_DEFAULT_GRAPH]);
+        let default_graph = dict.terms.intern(&[TAG_DEFAULT_GRAPH]);
         debug_assert_eq!(default_graph, TermId::DEFAULT_GRAPH.0);
         for &(id, iri) in well_known::ALL {
             let got = dict.intern_iri(iri);
@@ -227,10 +235,31 @@ impl Dictionary {
     /// Interns an IRI given as its full text.
     pub fn intern_iri(&mut self, iri: &str) -> TermId {
         let (ns, local) = split_iri(iri);
+        self.intern_iri_parts(ns, local)
+    }
+
+    /// Interns an IRI given as the two parts [`Iri`] holds (`ns` as another dictionary split it).
+    pub fn intern_iri_parts(&mut self, ns: &str, local: &str) -> TermId {
+        self.iri_key(ns, local);
+        self.intern_scratch()
+    }
+
+    /// Interns an IRI, asking `valid` first if the dictionary has not seen it; `None` (and nothing interned)
+    /// when `valid` refuses it.
+    pub fn intern_iri_if(&mut self, iri: &str, valid: impl FnOnce(&str) -> bool) -> Option<TermId> {
+        let (ns, local) = split_iri(iri);
+        self.iri_key(ns, local);
+        self.terms
+            .intern_if(&self.scratch, || valid(iri))
+            .map(|i| TermId(self.base + i))
+    }
+
+    /// Puts the key of IRI `ns` + `local` in `scratch` (interning the namespace).
+    fn iri_key(&mut self, ns: &str, local: &str) {
         let ns_id = match self.last_ns {
             Some(id) if self.last_ns_text == ns => id,
             _ => {
-                let (id, _) = self.namespaces.intern(ns.as_bytes());
+                let id = self.namespaces.intern(ns.as_bytes());
                 self.last_ns = Some(id);
                 self.last_ns_text.clear();
                 self.last_ns_text.push_str(ns);
@@ -241,7 +270,6 @@ impl Dictionary {
         self.scratch.push(TAG_IRI);
         self.scratch.extend_from_slice(&ns_id.to_le_bytes());
         self.scratch.extend_from_slice(local.as_bytes());
-        self.intern_scratch()
     }
 
     /// The id of an IRI, if the dictionary has seen it.
@@ -305,7 +333,7 @@ impl Dictionary {
     }
 
     fn intern_scratch(&mut self) -> TermId {
-        TermId(self.base + self.terms.intern(&self.scratch).0)
+        TermId(self.base + self.terms.intern(&self.scratch))
     }
 
     /// Interns an oxrdf term; blank nodes are mapped by `blank`, which owns their scope (one input file, say).

@@ -18,6 +18,7 @@ use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
 use thiserror::Error;
 
 mod chunks;
+mod lines;
 
 use super::term::{TermId, Triple};
 use super::{Dictionary, QuadStore, Store};
@@ -348,13 +349,11 @@ impl Loader {
                         chunks::MIN_CHUNK,
                     )
                     .map_err(unreadable)?;
-                    if ranges.len() > 1 {
-                        progress.begin(&name, Some(len));
-                        let result = self.load_ranges(path, &name, format, &ranges, progress);
-                        progress.end();
-                        if result? {
-                            return Ok(());
-                        }
+                    progress.begin(&name, Some(len));
+                    let result = self.load_ranges(path, &name, format, &ranges, progress);
+                    progress.end();
+                    if result? {
+                        return Ok(());
                     }
                     file.seek(io::SeekFrom::Start(0)).map_err(unreadable)?;
                 }

@@ -1,20 +1,20 @@
-//! This module defines parallel loading of one N-Triples or N-Quads file: line-aligned byte ranges parsed and
-//! interned locally on rayon threads, then merged into the dictionary in document order.
+//! This module defines the loading of one N-Triples or N-Quads file: line-aligned byte ranges, each read by the
+//! line reader ([`Statements`]) into a dictionary of its own (on rayon threads when there are several), then
+//! merged into the loader's dictionary in document order.
 //!
-//! The merge interns each chunk's terms in the order of their first appearance in the file, exactly as the
-//! sequential loader does, so ids (and therefore output) do not depend on how many chunks there were. A syntax
+//! The merge interns each range's terms in the order of their first appearance in the file, exactly as the
+//! sequential loader does, so ids (and therefore output) do not depend on how many ranges there were. A syntax
 //! error in any range loads nothing: the caller parses the file sequentially, which reports it as always.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use hashbrown::HashMap;
-use oxttl::{NQuadsParser, NTriplesParser, TurtleParseError};
 use rayon::prelude::*;
 
+use super::lines::Statements;
 use super::{Counted, DataFormat, LoadError, LoadProgress, Loader};
-use crate::store::TermId;
+use crate::store::{Dictionary, LiteralKind, TermId, TermRef};
 
 /// A local number not yet given an id (ids stay below the loader's term limit).
 const UNSET: TermId = TermId(u32::MAX);
@@ -60,128 +60,91 @@ pub(super) fn ranges(
     Ok(ranges)
 }
 
-/// One chunk, parsed: its distinct terms numbered by first appearance (0 is the default graph) and its quads
-/// over those numbers, or what stopped it.
-struct Parsed {
-    terms: Vec<oxrdf::Term>,
-    quads: Vec<[u32; 4]>,
-    error: Option<Stopped>,
-}
-
-/// Why a chunk stopped early.
+/// Why a range stopped early.
 enum Stopped {
     /// The file could not be read.
     Io(LoadError),
-    /// A syntax error: the file is parsed again sequentially, which reports it exactly as it always does (and
-    /// decides the cases a split cannot, such as a raw line break inside a term that `--lenient` lets through).
+    /// A line oxttl refuses: the file is parsed again sequentially, which reports it exactly as it always does
+    /// (and decides the cases a split cannot, such as a raw line break inside a term that `--lenient` lets
+    /// through).
     Syntax,
 }
 
-/// Local numbers of one chunk's terms.
-#[derive(Default)]
-struct Local {
-    ids: HashMap<oxrdf::Term, u32>,
-}
+/// Bytes read at a time (a longer line grows the buffer).
+const READ: usize = 1 << 20;
 
-impl Local {
-    fn id(&mut self, term: oxrdf::Term) -> u32 {
-        let next = self.ids.len() as u32 + 1;
-        *self.ids.entry(term).or_insert(next)
-    }
-
-    fn graph(&mut self, graph: oxrdf::GraphName) -> u32 {
-        match graph {
-            oxrdf::GraphName::DefaultGraph => 0,
-            oxrdf::GraphName::NamedNode(n) => self.id(n.into()),
-            oxrdf::GraphName::BlankNode(b) => self.id(b.into()),
-        }
-    }
-
-    /// The terms in order of their numbers (number `i` at index `i - 1`).
-    fn into_terms(self) -> Vec<oxrdf::Term> {
-        let mut slots: Vec<Option<oxrdf::Term>> = vec![None; self.ids.len()];
-        for (term, id) in self.ids {
-            slots[id as usize - 1] = Some(term);
-        }
-        slots.into_iter().flatten().collect()
-    }
-}
-
-/// Parses the byte range `start..end` of `path`.
+/// Parses the byte range `start..end` of `path`, line by line.
 fn parse_range(
     lenient: bool,
     path: &Path,
     format: DataFormat,
     (start, end): (u64, u64),
     progress: &dyn LoadProgress,
-) -> Parsed {
-    let mut local = Local::default();
-    let mut quads = Vec::new();
-    let error = match File::open(path).and_then(|mut f| f.seek(SeekFrom::Start(start)).map(|_| f)) {
-        Err(source) => Some(Stopped::Io(LoadError::Unreadable {
+) -> Result<Statements, Stopped> {
+    let unreadable = |source| {
+        Stopped::Io(LoadError::Unreadable {
             path: path.to_path_buf(),
             source,
-        })),
-        Ok(file) => {
-            let reader = Counted {
-                inner: BufReader::with_capacity(1 << 16, file.take(end - start)),
-                progress,
-                pending: 0,
-            };
-            let failed: Option<TurtleParseError> = match format {
-                DataFormat::NQuads => {
-                    let parser = if lenient {
-                        NQuadsParser::new().lenient()
-                    } else {
-                        NQuadsParser::new()
-                    };
-                    parser.for_reader(reader).find_map(|quad| match quad {
-                        Ok(q) => {
-                            let g = local.graph(q.graph_name);
-                            let [s, p, o] = [q.subject.into(), q.predicate.into(), q.object]
-                                .map(|t| local.id(t));
-                            quads.push([g, s, p, o]);
-                            None
-                        }
-                        Err(e) => Some(e),
-                    })
-                }
-                _ => if lenient {
-                    NTriplesParser::new().lenient()
-                } else {
-                    NTriplesParser::new()
-                }
-                .for_reader(reader)
-                .find_map(|triple| match triple {
-                    Ok(t) => {
-                        let [s, p, o] =
-                            [t.subject.into(), t.predicate.into(), t.object].map(|t| local.id(t));
-                        quads.push([0, s, p, o]);
-                        None
-                    }
-                    Err(e) => Some(e),
-                }),
-            };
-            failed.map(|e| match e {
-                TurtleParseError::Io(source) => Stopped::Io(LoadError::Unreadable {
-                    path: path.to_path_buf(),
-                    source,
-                }),
-                TurtleParseError::Syntax(_) => Stopped::Syntax,
-            })
-        }
+        })
     };
-    Parsed {
-        terms: local.into_terms(),
-        quads,
-        error,
+    let mut file = File::open(path).map_err(unreadable)?;
+    file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
+    let mut reader = Counted {
+        inner: file.take(end - start),
+        progress,
+        pending: 0,
+    };
+    let mut statements = Statements::new(lenient, format == DataFormat::NQuads);
+    // About 60 bytes a statement at least: reserve for the range's quads once instead of growing.
+    statements.quads.reserve(((end - start) / 64) as usize);
+    let mut buf = vec![0u8; READ];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let read = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unreadable(e)),
+        };
+        filled += read;
+        let mut at = 0;
+        while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
+            statements
+                .line(strip_cr(&buf[at..at + len]))
+                .map_err(|_| Stopped::Syntax)?;
+            at += len + 1;
+        }
+        if read == 0 {
+            if at < filled {
+                statements
+                    .line(strip_cr(&buf[at..filled]))
+                    .map_err(|_| Stopped::Syntax)?;
+            }
+            break;
+        }
+        if statements.dict.len() > super::TERM_LIMIT {
+            return Err(Stopped::Io(LoadError::TooManyTerms {
+                file: path.display().to_string(),
+                limit: super::TERM_LIMIT as u64,
+            }));
+        }
+        buf.copy_within(at..filled, 0);
+        filled -= at;
     }
+    Ok(statements)
+}
+
+/// A line without the carriage return of a CR LF line end.
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 impl Loader {
-    /// Loads the N-Triples or N-Quads file `path` in `ranges` (from [`ranges`]), parsed in parallel, merged in
-    /// document order; blank-node labels are scoped to the file. `Ok(false)`: a range met a syntax error and
-    /// nothing was loaded (the caller parses the file sequentially, which reports the error).
+    /// Loads the N-Triples or N-Quads file `path` in `ranges` (from [`ranges`]; in parallel when there are
+    /// several), merged in document order; blank-node labels are scoped to the file. `Ok(false)`: a line oxttl
+    /// refuses, and nothing was loaded (the caller parses the file sequentially, which reports the error).
     pub(super) fn load_ranges(
         &mut self,
         path: &Path,
@@ -190,63 +153,93 @@ impl Loader {
         ranges: &[(u64, u64)],
         progress: &dyn LoadProgress,
     ) -> Result<bool, LoadError> {
-        let mut parsed: Vec<Parsed> = ranges
-            .par_iter()
-            .map(|&range| parse_range(self.lenient, path, format, range, progress))
-            .collect();
+        let lenient = self.lenient;
+        let parse = |&range: &(u64, u64)| parse_range(lenient, path, format, range, progress);
+        let parsed: Vec<Result<Statements, Stopped>> = if ranges.len() == 1 {
+            ranges.iter().map(parse).collect()
+        } else {
+            ranges.par_iter().map(parse).collect()
+        };
         // The first problem in document order decides; nothing is merged unless every range parsed.
-        if let Some(i) = parsed.iter().position(|c| c.error.is_some()) {
-            return match parsed.swap_remove(i).error {
-                Some(Stopped::Io(error)) => Err(error),
-                _ => Ok(false),
-            };
+        let mut chunks = Vec::with_capacity(parsed.len());
+        for chunk in parsed {
+            match chunk {
+                Ok(chunk) => chunks.push(chunk),
+                Err(Stopped::Io(error)) => return Err(error),
+                Err(Stopped::Syntax) => return Ok(false),
+            }
         }
         let mut blank = crate::store::dictionary::blank_scope();
-        for chunk in parsed {
-            // Local number -> id, assigned at the term's first appearance (graph, subject, predicate, object).
-            let mut ids = vec![UNSET; chunk.terms.len() + 1];
+        // One range into a dictionary holding nothing yet: its dictionary is the one merging would build.
+        let adopt = chunks.len() == 1 && self.dict.is_empty() && self.dict.blank_count() == 0;
+        for chunk in chunks {
+            let ids = if adopt {
+                self.dict = chunk.dict;
+                None
+            } else {
+                Some(self.merge_terms(name, &chunk.dict, &chunk.labels, &mut blank)?)
+            };
+            let id = |t: TermId| ids.as_ref().map_or(t, |ids| ids[t.index()]);
             let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
-            let mut last_graph = (u32::MAX, 0);
-            for (k, [g, s, p, o]) in chunk.quads.into_iter().enumerate() {
-                if k % 4096 == 0 && self.dict.len() > super::TERM_LIMIT {
-                    return Err(LoadError::TooManyTerms {
-                        file: name.to_owned(),
-                        limit: super::TERM_LIMIT as u64,
-                    });
-                }
+            let mut last_graph = (UNSET, 0);
+            for [g, s, p, o] in chunk.quads {
                 let slot = if g == last_graph.0 {
                     last_graph.1
                 } else {
-                    let id = if g == 0 {
+                    let graph = if g == TermId::DEFAULT_GRAPH {
                         default
                     } else {
-                        self.global(&chunk.terms, &mut ids, g, &mut blank)
+                        id(g)
                     };
-                    let slot = self.graph_slot(id);
+                    let slot = self.graph_slot(graph);
                     last_graph = (g, slot);
                     slot
                 };
-                let triple = [s, p, o].map(|t| self.global(&chunk.terms, &mut ids, t, &mut blank));
-                self.graphs[slot].1.push(triple);
+                self.graphs[slot].1.push([id(s), id(p), id(o)]);
             }
+        }
+        if self.dict.len() > super::TERM_LIMIT {
+            return Err(LoadError::TooManyTerms {
+                file: name.to_owned(),
+                limit: super::TERM_LIMIT as u64,
+            });
         }
         Ok(true)
     }
 
-    fn global(
+    /// Interns a range's terms in the order of their local ids (the order of their first appearance), so ids
+    /// come out as sequential loading gives them; returns each local id's id.
+    fn merge_terms(
         &mut self,
-        terms: &[oxrdf::Term],
-        ids: &mut [TermId],
-        local: u32,
-        blank: &mut impl FnMut(&mut crate::store::Dictionary, &str) -> TermId,
-    ) -> TermId {
-        let slot = &mut ids[local as usize];
-        if *slot == UNSET {
-            *slot = self
-                .dict
-                .intern_term(terms[local as usize - 1].as_ref(), blank);
+        name: &str,
+        local: &Dictionary,
+        labels: &[Box<str>],
+        blank: &mut impl FnMut(&mut Dictionary, &str) -> TermId,
+    ) -> Result<Vec<TermId>, LoadError> {
+        let mut ids: Vec<TermId> = Vec::with_capacity(local.len());
+        for i in 0..local.len() as u32 {
+            if i % 4096 == 0 && self.dict.len() > super::TERM_LIMIT {
+                return Err(LoadError::TooManyTerms {
+                    file: name.to_owned(),
+                    limit: super::TERM_LIMIT as u64,
+                });
+            }
+            let id = match local.get(TermId(i)) {
+                TermRef::DefaultGraph => TermId::DEFAULT_GRAPH,
+                TermRef::Iri(iri) => self.dict.intern_iri_parts(iri.ns, iri.local),
+                TermRef::Blank(n) => blank(&mut self.dict, &labels[n as usize]),
+                TermRef::Literal { lexical, kind } => {
+                    let kind = match kind {
+                        LiteralKind::Typed(dt) => LiteralKind::Typed(ids[dt.index()]),
+                        other => other,
+                    };
+                    self.dict.intern_literal(lexical, kind)
+                }
+                TermRef::Triple(t) => self.dict.intern_triple(t.map(|t| ids[t.index()])),
+            };
+            ids.push(id);
         }
-        *slot
+        Ok(ids)
     }
 }
 
