@@ -639,12 +639,11 @@ fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Ou
     let mut store = load::load(&settings.sources, &settings.load, progress)?;
     let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
     let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
+    // The runs as they are: the sort below puts them in output order.
     for g in overlay.graph_ids() {
-        quads.extend(
-            overlay
-                .scan(g, &[None, None, None])
-                .map(|[s, p, o]| [g, s, p, o]),
-        );
+        for run in overlay.runs_of(g) {
+            quads.extend(run.iter().map(|&[s, p, o]| [g, s, p, o]));
+        }
     }
     if settings.include_asserted {
         quads.reserve(store.quads.len());
@@ -660,6 +659,7 @@ fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Ou
         settings.format,
         &settings.target,
     )?;
+
     Ok(if report_cap(run_report.as_ref()) {
         Outcome::Capped
     } else {

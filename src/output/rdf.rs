@@ -1,6 +1,6 @@
 //! This module defines the RDF writers: quads sorted by term text, serialized as TriG, N-Quads, Turtle or N-Triples.
 
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::io::{self, Write};
 
@@ -170,9 +170,24 @@ fn distinct_ids(dict: &(impl TermSource + ?Sized), quads: &[Quad]) -> Vec<TermId
 
 /// Sorts quads into output order: graph, subject, predicate, object, each by [`cmp_terms`]; drops duplicates.
 pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad>) {
-    let ids = distinct_ids(dict, quads);
-    // Decode each term once; comparisons then read the decoded views.
-    let mut keyed: Vec<(TermRef<'_>, TermId)> = ids.iter().map(|&id| (dict.term(id), id)).collect();
+    sort_quads_with(dict, quads, false);
+}
+
+/// [`sort_quads`], with u128 keys even where u64 would do when `wide`.
+fn sort_quads_with(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad>, wide: bool) {
+    // The positions each term holds (bit k: position k), found by marking: quads hold millions of ids over far
+    // fewer distinct terms, so marking beats sorting them all.
+    let mut held = vec![0u8; dict.end().index()];
+    for q in quads.iter() {
+        for (k, t) in q.iter().enumerate() {
+            held[t.index()] |= 1 << k;
+        }
+    }
+    // Decode each distinct term once; comparisons then read the decoded views.
+    let mut keyed: Vec<(TermRef<'_>, TermId)> = (held.iter().enumerate())
+        .filter(|(_, h)| **h != 0)
+        .map(|(i, _)| (dict.term(TermId(i as u32)), TermId(i as u32)))
+        .collect();
     let cmp = |(ta, a): &(TermRef<'_>, TermId), (tb, b): &(TermRef<'_>, TermId)| {
         cmp_decoded(dict, ta, *a, tb, *b)
     };
@@ -186,27 +201,98 @@ pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad
     for (r, id) in ids.iter().enumerate() {
         rank[id.index()] = r as u32;
     }
-    // Sort the quads as rank tuples (integers, in parallel for many), then map the ranks back to ids.
-    // Each rank tuple packed into one integer (graph rank highest): one comparison instead of four.
-    let mut keyed: Vec<u128> = quads
-        .iter()
-        .map(|q| {
-            q.iter()
-                .fold(0u128, |key, t| (key << 32) | u128::from(rank[t.index()]))
-        })
-        .collect();
-    if keyed.len() > 1 << 14 {
-        keyed.par_sort_unstable();
+    // Graphs and predicates are few: numbered among themselves, they take a few bits of the packed key (one
+    // graph none); subjects and objects take their rank. Usually one u64 a quad.
+    let positions = [
+        Position::among(&ids, &held, 0),
+        Position::ranked(&ids),
+        Position::among(&ids, &held, 2),
+        Position::ranked(&ids),
+    ];
+    if positions.iter().map(|p| p.bits).sum::<u32>() <= 64 && !wide {
+        sort_packed::<u64>(quads, &rank, &positions);
     } else {
-        keyed.sort_unstable();
+        sort_packed::<u128>(quads, &rank, &positions);
     }
-    keyed.dedup();
+}
+
+/// How one quad position numbers its terms in the packed sort key: by output rank, or densely among the terms
+/// it holds (in output order).
+struct Position<'a> {
+    /// Output rank -> number (`None`: the rank itself).
+    number: Option<Vec<u32>>,
+    /// Number -> term.
+    ids: std::borrow::Cow<'a, [TermId]>,
+    /// Bits a number takes.
+    bits: u32,
+}
+
+impl<'a> Position<'a> {
+    fn ranked(ids: &'a [TermId]) -> Self {
+        Self {
+            number: None,
+            ids: ids.into(),
+            bits: bits(ids.len()),
+        }
+    }
+
+    fn among(ids: &[TermId], held: &[u8], k: usize) -> Self {
+        let mut number = vec![0u32; ids.len()];
+        let mut mine = Vec::new();
+        for (r, id) in ids.iter().enumerate() {
+            if held[id.index()] & (1 << k) != 0 {
+                number[r] = mine.len() as u32;
+                mine.push(*id);
+            }
+        }
+        Self {
+            number: Some(number),
+            bits: bits(mine.len()),
+            ids: mine.into(),
+        }
+    }
+
+    fn number(&self, rank: u32) -> u128 {
+        u128::from(self.number.as_ref().map_or(rank, |n| n[rank as usize]))
+    }
+}
+
+/// Bits that number `n` values `0..n`.
+fn bits(n: usize) -> u32 {
+    u32::BITS - (n.saturating_sub(1) as u32).leading_zeros()
+}
+
+/// Sorts `quads` as packed keys of their positions' numbers (graph highest), radix-sorted in parallel, and maps
+/// the keys back to ids.
+fn sort_packed<K>(quads: &mut Vec<Quad>, rank: &[u32], positions: &[Position<'_>; 4])
+where
+    K: rdst::RadixKey + Copy + Ord + Send + Sync + TryFrom<u128> + Into<u128>,
+{
+    let pack = |q: &Quad| {
+        let key = (positions.iter().zip(q)).fold(0u128, |key, (p, t)| {
+            (key << p.bits) | p.number(rank[t.index()])
+        });
+        K::try_from(key)
+            .ok()
+            .expect("the positions' bits fit the key")
+    };
+    let mut keys: Vec<K> = if quads.len() > 1 << 14 {
+        quads.par_iter().map(pack).collect()
+    } else {
+        quads.iter().map(pack).collect()
+    };
+    rdst::RadixSort::radix_sort_unstable(&mut keys);
+    keys.dedup();
     quads.clear();
-    quads.extend(
-        keyed
-            .iter()
-            .map(|&k| [96, 64, 32, 0].map(|shift| ids[((k >> shift) as u32) as usize])),
-    );
+    quads.extend(keys.iter().map(|&k| {
+        let mut key: u128 = k.into();
+        let mut quad = [TermId::DEFAULT_GRAPH; 4];
+        for (slot, p) in quad.iter_mut().zip(positions).rev() {
+            *slot = p.ids[(key & ((1u128 << p.bits) - 1)) as usize];
+            key >>= p.bits;
+        }
+        quad
+    }));
 }
 
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
@@ -260,47 +346,62 @@ pub fn write_quads<W: Write>(
 }
 
 /// N-Triples / N-Quads, one line per quad: each distinct term is formatted once (by oxrdf, so escaping is the
-/// standard's) and its text reused, so a line costs a few copies.
+/// standard's) and its text reused, so a line costs a few copies; blocks of lines are put together in parallel
+/// and written in order.
 fn write_lines<W: Write>(
     dict: &(impl TermSource + ?Sized),
     quads: &[Quad],
     with_graphs: bool,
-    writer: W,
+    mut writer: W,
 ) -> io::Result<W> {
     use std::fmt::Write as _;
     const UNSEEN: u32 = u32::MAX;
+    /// Quads a block holds.
+    const BLOCK: usize = 1 << 14;
     let mut at: Vec<(u32, u32)> = vec![(UNSEEN, 0); dict.end().index()];
     let mut text = String::new();
     let mut buf = Buf::default();
-    let mut span = |id: TermId, text: &mut String| -> (usize, usize) {
-        let slot = &mut at[id.index()];
-        if slot.0 == UNSEEN {
-            let start = text.len();
-            let _ = write!(text, "{}", buf.term(dict, id));
-            *slot = (start as u32, (text.len() - start) as u32);
-        }
-        (slot.0 as usize, (slot.0 + slot.1) as usize)
-    };
-    let mut out = io::BufWriter::with_capacity(1 << 16, writer);
-    let mut line: Vec<u8> = Vec::with_capacity(256);
     for &[g, s, p, o] in quads {
-        line.clear();
-        for (i, id) in [s, p, o].into_iter().enumerate() {
-            if i > 0 {
-                line.push(b' ');
+        let graph = (with_graphs && g != TermId::DEFAULT_GRAPH).then_some(g);
+        for id in [Some(s), Some(p), Some(o), graph].into_iter().flatten() {
+            let slot = &mut at[id.index()];
+            if slot.0 == UNSEEN {
+                let start = text.len();
+                let _ = write!(text, "{}", buf.term(dict, id));
+                *slot = (start as u32, (text.len() - start) as u32);
             }
-            let (a, b) = span(id, &mut text);
-            line.extend_from_slice(&text.as_bytes()[a..b]);
         }
-        if with_graphs && g != TermId::DEFAULT_GRAPH {
-            line.push(b' ');
-            let (a, b) = span(g, &mut text);
-            line.extend_from_slice(&text.as_bytes()[a..b]);
-        }
-        line.extend_from_slice(b" .\n");
-        out.write_all(&line)?;
     }
-    out.into_inner().map_err(io::IntoInnerError::into_error)
+    let span = |id: TermId| {
+        let (start, len) = at[id.index()];
+        &text.as_bytes()[start as usize..(start + len) as usize]
+    };
+    let threads = rayon::current_num_threads().max(1);
+    let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); threads];
+    for group in quads.chunks(BLOCK * threads) {
+        blocks
+            .par_iter_mut()
+            .zip(group.par_chunks(BLOCK))
+            .for_each(|(out, chunk)| {
+                out.clear();
+                for &[g, s, p, o] in chunk {
+                    out.extend_from_slice(span(s));
+                    out.push(b' ');
+                    out.extend_from_slice(span(p));
+                    out.push(b' ');
+                    out.extend_from_slice(span(o));
+                    if with_graphs && g != TermId::DEFAULT_GRAPH {
+                        out.push(b' ');
+                        out.extend_from_slice(span(g));
+                    }
+                    out.extend_from_slice(b" .\n");
+                }
+            });
+        for out in &blocks[..group.len().div_ceil(BLOCK)] {
+            writer.write_all(out)?;
+        }
+    }
+    Ok(writer)
 }
 
 /// Reusable text for one term position of a quad being written.
@@ -440,6 +541,76 @@ mod tests {
              <http://e/z> <http://e/p> \"01\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n\
              <http://e/a> <http://e/p> \"x\"@en <http://e/g> .\n"
         );
+    }
+
+    /// Random quads over terms of every kind, sorted by `sort_quads` with u64 and with u128 keys, equal the
+    /// same quads sorted by comparing terms position by position, duplicates dropped.
+    #[test]
+    fn packed_key_sort_equals_a_sort_by_term_comparison() {
+        use crate::store::{Dictionary, LiteralKind, TermSource as _};
+        let mut dict = Dictionary::new();
+        let mut terms = Vec::new();
+        for i in 0..40 {
+            terms.push(dict.intern_iri(&format!("http://e/{}{i}", ["a", "b/", "c#"][i % 3])));
+            terms.push(dict.new_blank_node());
+            terms.push(dict.intern_literal(&format!("{}", 97 - i), LiteralKind::Simple));
+            let dt = terms[0];
+            terms.push(dict.intern_literal(&format!("{i}"), LiteralKind::Typed(dt)));
+        }
+        let (a, b) = (terms[0], terms[4]);
+        terms.push(dict.intern_triple([a, b, terms[2]]));
+        let iris: Vec<TermId> = terms.iter().copied().step_by(4).collect();
+        let mut rng = fastrand::Rng::with_seed(7);
+        let quads: Vec<Quad> = (0..5000)
+            .map(|_| {
+                let g = if rng.bool() {
+                    TermId::DEFAULT_GRAPH
+                } else {
+                    iris[rng.usize(..3)]
+                };
+                let s = if rng.bool() {
+                    iris[rng.usize(..iris.len())]
+                } else {
+                    terms[1 + 4 * rng.usize(..40)]
+                };
+                [g, s, iris[rng.usize(..6)], terms[rng.usize(..terms.len())]]
+            })
+            .collect();
+        let mut expected = quads.clone();
+        expected.sort_by(|x, y| {
+            (x.iter().zip(y))
+                .map(|(&a, &b)| {
+                    if a == b {
+                        Ordering::Equal
+                    } else {
+                        cmp_terms(&dict, a, b)
+                    }
+                })
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        });
+        expected.dedup();
+        assert!(
+            expected.len() > 4000,
+            "few distinct quads: {}",
+            expected.len()
+        );
+        for wide in [false, true] {
+            let mut got = quads.clone();
+            sort_quads_with(&dict, &mut got, wide);
+            let show = |q: &[Quad]| {
+                q.iter()
+                    .take(3)
+                    .map(|q| q.map(|t| dict.display(t)))
+                    .collect::<Vec<_>>()
+            };
+            assert!(
+                got == expected,
+                "wide {wide}: {:?} vs {:?}",
+                show(&got),
+                show(&expected)
+            );
+        }
     }
 
     #[test]
