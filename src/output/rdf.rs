@@ -173,7 +173,7 @@ pub fn sort_quads(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad
     sort_quads_with(dict, quads, false);
 }
 
-/// [`sort_quads`], with u128 keys even where u64 would do when `wide`.
+/// [`sort_quads`], with u128 keys even where fewer bytes would do when `wide`.
 fn sort_quads_with(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Quad>, wide: bool) {
     // The positions each term holds (bit k: position k), found by marking: quads hold millions of ids over far
     // fewer distinct terms, so marking beats sorting them all.
@@ -209,10 +209,63 @@ fn sort_quads_with(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Qua
         Position::among(&ids, &held, 2),
         Position::ranked(&ids),
     ];
-    if positions.iter().map(|p| p.bits).sum::<u32>() <= 64 && !wide {
-        sort_packed::<u64>(quads, &rank, &positions);
-    } else {
-        sort_packed::<u128>(quads, &rank, &positions);
+    // The radix sort reads only the bytes the key uses.
+    let bytes = positions
+        .iter()
+        .map(|p| p.bits)
+        .sum::<u32>()
+        .div_ceil(8)
+        .max(1);
+    match (bytes, wide) {
+        (1, false) => sort_packed::<Packed<1>>(quads, &rank, &positions),
+        (2, false) => sort_packed::<Packed<2>>(quads, &rank, &positions),
+        (3, false) => sort_packed::<Packed<3>>(quads, &rank, &positions),
+        (4, false) => sort_packed::<Packed<4>>(quads, &rank, &positions),
+        (5, false) => sort_packed::<Packed<5>>(quads, &rank, &positions),
+        (6, false) => sort_packed::<Packed<6>>(quads, &rank, &positions),
+        (7, false) => sort_packed::<Packed<7>>(quads, &rank, &positions),
+        (8, false) => sort_packed::<Packed<8>>(quads, &rank, &positions),
+        _ => sort_packed::<u128>(quads, &rank, &positions),
+    }
+}
+
+/// A sort key of the packed numbers of a quad's positions.
+trait Key: rdst::RadixKey + Copy + Ord + Send + Sync {
+    fn pack(key: u128) -> Self;
+    fn unpack(self) -> u128;
+}
+
+/// A key of `BYTES` bytes held in a u64 (the radix sort skips the bytes above).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Packed<const BYTES: usize>(u64);
+
+impl<const BYTES: usize> rdst::RadixKey for Packed<BYTES> {
+    const LEVELS: usize = BYTES;
+
+    #[inline]
+    fn get_level(&self, level: usize) -> u8 {
+        (self.0 >> (level * 8)) as u8
+    }
+}
+
+impl<const BYTES: usize> Key for Packed<BYTES> {
+    fn pack(key: u128) -> Self {
+        debug_assert!(key >> (BYTES * 8) == 0, "the positions' bits fit the key");
+        Self(key as u64)
+    }
+
+    fn unpack(self) -> u128 {
+        u128::from(self.0)
+    }
+}
+
+impl Key for u128 {
+    fn pack(key: u128) -> Self {
+        key
+    }
+
+    fn unpack(self) -> u128 {
+        self
     }
 }
 
@@ -264,17 +317,12 @@ fn bits(n: usize) -> u32 {
 
 /// Sorts `quads` as packed keys of their positions' numbers (graph highest), radix-sorted in parallel, and maps
 /// the keys back to ids.
-fn sort_packed<K>(quads: &mut Vec<Quad>, rank: &[u32], positions: &[Position<'_>; 4])
-where
-    K: rdst::RadixKey + Copy + Ord + Send + Sync + TryFrom<u128> + Into<u128>,
-{
+fn sort_packed<K: Key>(quads: &mut Vec<Quad>, rank: &[u32], positions: &[Position<'_>; 4]) {
     let pack = |q: &Quad| {
         let key = (positions.iter().zip(q)).fold(0u128, |key, (p, t)| {
             (key << p.bits) | p.number(rank[t.index()])
         });
-        K::try_from(key)
-            .ok()
-            .expect("the positions' bits fit the key")
+        K::pack(key)
     };
     let mut keys: Vec<K> = if quads.len() > 1 << 14 {
         quads.par_iter().map(pack).collect()
@@ -285,7 +333,7 @@ where
     keys.dedup();
     quads.clear();
     quads.extend(keys.iter().map(|&k| {
-        let mut key: u128 = k.into();
+        let mut key = k.unpack();
         let mut quad = [TermId::DEFAULT_GRAPH; 4];
         for (slot, p) in quad.iter_mut().zip(positions).rev() {
             *slot = p.ids[(key & ((1u128 << p.bits) - 1)) as usize];
