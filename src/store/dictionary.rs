@@ -526,7 +526,13 @@ fn utf8(bytes: &[u8]) -> &str {
 /// One scope of blank-node labels (a source file, a body run), as [`Dictionary::intern_term`] takes it: a label
 /// gets a fresh node the first time it is met and the same node after.
 pub fn blank_scope() -> impl FnMut(&mut Dictionary, &str) -> TermId {
-    let mut seen: hashbrown::HashMap<Box<str>, TermId> = hashbrown::HashMap::new();
+    blank_scope_with(hashbrown::HashMap::new())
+}
+
+/// [`blank_scope`], starting from the labels `seen` already gave nodes.
+pub fn blank_scope_with(
+    mut seen: hashbrown::HashMap<Box<str>, TermId>,
+) -> impl FnMut(&mut Dictionary, &str) -> TermId {
     move |dict, label| {
         if let Some(&id) = seen.get(label) {
             return id;

@@ -116,7 +116,10 @@ impl TripleIndex {
     pub fn from_triples(mut triples: Vec<Triple>) -> Self {
         triples.par_sort_unstable();
         triples.dedup();
-        triples.shrink_to_fit();
+        // Capacity never written is never touched; only a large surplus is worth a copy.
+        if triples.capacity() > triples.len() + triples.len() / 4 {
+            triples.shrink_to_fit();
+        }
         let permuted = |perm: Perm| {
             let mut keys: Vec<[TermId; 3]> = triples.iter().map(|&t| perm.to_key(t)).collect();
             keys.par_sort_unstable();

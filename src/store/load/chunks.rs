@@ -16,9 +16,6 @@ use super::lines::Statements;
 use super::{Counted, DataFormat, LoadError, LoadProgress, Loader};
 use crate::store::{Dictionary, LiteralKind, TermId, TermRef};
 
-/// A local number not yet given an id (ids stay below the loader's term limit).
-const UNSET: TermId = TermId(u32::MAX);
-
 /// The smallest chunk worth its own thread (below it, local numbering costs more than the second thread gains).
 pub(super) const MIN_CHUNK: u64 = 4 << 20;
 
@@ -95,8 +92,6 @@ fn parse_range(
         pending: 0,
     };
     let mut statements = Statements::new(lenient, format == DataFormat::NQuads);
-    // About 60 bytes a statement at least: reserve for the range's quads once instead of growing.
-    statements.quads.reserve(((end - start) / 64) as usize);
     let mut buf = vec![0u8; READ];
     let mut filled = 0;
     loop {
@@ -108,6 +103,15 @@ fn parse_range(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(unreadable(e)),
         };
+        if statements.triples.capacity() == 0 && filled == 0 && read > 0 {
+            // Reserve for the range's statements once, at the line length of its first block, instead of
+            // growing (and copying) as they come.
+            let lines = memchr::memchr_iter(b'\n', &buf[..read]).count().max(1) as u64;
+            let estimate = (end - start) * lines / read as u64;
+            statements
+                .triples
+                .reserve((estimate + estimate / 16) as usize);
+        }
         filled += read;
         let mut at = 0;
         while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
@@ -169,33 +173,51 @@ impl Loader {
                 Err(Stopped::Syntax) => return Ok(false),
             }
         }
-        let mut blank = crate::store::dictionary::blank_scope();
-        // One range into a dictionary holding nothing yet: its dictionary is the one merging would build.
-        let adopt = chunks.len() == 1 && self.dict.is_empty() && self.dict.blank_count() == 0;
-        for chunk in chunks {
-            let ids = if adopt {
-                self.dict = chunk.dict;
+        // Into a dictionary holding nothing yet, the first range's dictionary (and its blank-node labels) is
+        // what merging it would build: it is adopted, and the later ranges merge into it.
+        let adopt = self.dict.is_empty() && self.dict.blank_count() == 0;
+        let mut chunks = chunks.into_iter();
+        let mut first = None;
+        let mut labels = hashbrown::HashMap::new();
+        if adopt {
+            if let Some(mut chunk) = chunks.next() {
+                self.dict = std::mem::take(&mut chunk.dict);
+                labels = std::mem::take(&mut chunk.blanks);
+                first = Some(chunk);
+            }
+        }
+        let mut blank = crate::store::dictionary::blank_scope_with(labels);
+        let chunks: Vec<Statements> = first.into_iter().chain(chunks).collect();
+        let mut later: usize = chunks.iter().map(|c| c.triples.len()).sum();
+        for (k, mut chunk) in chunks.into_iter().enumerate() {
+            later -= chunk.triples.len();
+            let ids = if adopt && k == 0 {
                 None
             } else {
-                Some(self.merge_terms(name, &chunk.dict, &chunk.labels, &mut blank)?)
+                let ids = self.merge_terms(name, &chunk.dict, &chunk.labels, &mut blank)?;
+                for t in chunk.triples.iter_mut().flatten() {
+                    *t = ids[t.index()];
+                }
+                Some(ids)
             };
-            let id = |t: TermId| ids.as_ref().map_or(t, |ids| ids[t.index()]);
             let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
-            let mut last_graph = (UNSET, 0);
-            for [g, s, p, o] in chunk.quads {
-                let slot = if g == last_graph.0 {
-                    last_graph.1
-                } else {
-                    let graph = if g == TermId::DEFAULT_GRAPH {
-                        default
-                    } else {
-                        id(g)
-                    };
-                    let slot = self.graph_slot(graph);
-                    last_graph = (g, slot);
-                    slot
+            let runs = chunk.runs();
+            for (g, range) in &runs {
+                let graph = match (*g, &ids) {
+                    (TermId::DEFAULT_GRAPH, _) => default,
+                    (g, Some(ids)) => ids[g.index()],
+                    (g, None) => g,
                 };
-                self.graphs[slot].1.push([id(s), id(p), id(o)]);
+                let slot = self.graph_slot(graph);
+                let triples = &mut self.graphs[slot].1;
+                if runs.len() == 1 && triples.is_empty() {
+                    // The range is one graph's first triples: they move, uncopied, with room for the later
+                    // ranges' (most files are one graph).
+                    *triples = std::mem::take(&mut chunk.triples);
+                    triples.reserve(later);
+                } else {
+                    triples.extend_from_slice(&chunk.triples[range.clone()]);
+                }
             }
         }
         if self.dict.len() > super::TERM_LIMIT {

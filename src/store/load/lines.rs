@@ -15,22 +15,26 @@ use memchr::memchr2;
 use oxttl::{NQuadsParser, NTriplesParser};
 
 use crate::store::Dictionary;
-use crate::store::term::{LiteralKind, TermId};
+use crate::store::term::{LiteralKind, TermId, Triple};
 
 const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 const RDF_DIR_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#dirLangString";
 const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 
 /// One range of a line-based file, parsed: its own dictionary (terms numbered in order of first appearance, the
-/// graph first, then subject, predicate, object), the label of each of its blank nodes, and its quads.
+/// graph first, then subject, predicate, object), the label of each of its blank nodes, and its statements.
 pub(super) struct Statements {
     /// The range's terms.
     pub dict: Dictionary,
     /// Blank node number `n` of `dict` was written `_:labels[n]`.
     pub labels: Vec<Box<str>>,
-    /// The quads, graph first; the default graph is [`TermId::DEFAULT_GRAPH`].
-    pub quads: Vec<[TermId; 4]>,
-    blanks: HashMap<Box<str>, TermId>,
+    /// The statements' triples, in order.
+    pub triples: Vec<Triple>,
+    /// The graph of each run of statements: where the run starts in `triples`, and its graph (the default graph
+    /// is [`TermId::DEFAULT_GRAPH`]); consecutive statements of one graph are one run.
+    pub graphs: Vec<(usize, TermId)>,
+    /// Blank-node label -> node.
+    pub blanks: HashMap<Box<str>, TermId>,
     lenient: bool,
     with_graphs: bool,
     /// A literal's text with its escapes resolved.
@@ -67,7 +71,8 @@ impl Statements {
         Self {
             dict: Dictionary::new(),
             labels: Vec::new(),
-            quads: Vec::new(),
+            triples: Vec::new(),
+            graphs: Vec::new(),
             blanks: HashMap::new(),
             lenient,
             with_graphs,
@@ -141,8 +146,25 @@ impl Statements {
                 *slot = self.term_id(term)?;
             }
         }
-        self.quads.push(quad);
+        self.push(quad);
         Some(())
+    }
+
+    fn push(&mut self, [g, s, p, o]: [TermId; 4]) {
+        if self.graphs.last().is_none_or(|&(_, last)| last != g) {
+            self.graphs.push((self.triples.len(), g));
+        }
+        self.triples.push([s, p, o]);
+    }
+
+    /// Each run of statements of one graph: the graph and the run's range in `triples`.
+    pub fn runs(&self) -> Vec<(TermId, std::ops::Range<usize>)> {
+        (self.graphs.iter().enumerate())
+            .map(|(i, &(start, g))| {
+                let end = self.graphs.get(i + 1).map_or(self.triples.len(), |r| r.0);
+                (g, start..end)
+            })
+            .collect()
     }
 
     fn term_id(&mut self, term: Term<'_>) -> Option<TermId> {
@@ -220,15 +242,10 @@ impl Statements {
                 .collect::<Result<_, _>>()
         }
         .map_err(|_| Refused)?;
-        let Self {
-            dict,
-            labels,
-            blanks,
-            quads: out,
-            ..
-        } = self;
-        let mut blank = label_scope(blanks, labels);
+        let mut read = Vec::with_capacity(quads.len());
+        let mut blank = label_scope(&mut self.blanks, &mut self.labels);
         for q in quads {
+            let dict = &mut self.dict;
             let g = match q.graph_name.as_ref() {
                 oxrdf::GraphNameRef::DefaultGraph => TermId::DEFAULT_GRAPH,
                 oxrdf::GraphNameRef::NamedNode(n) => dict.intern_iri(n.as_str()),
@@ -237,7 +254,11 @@ impl Statements {
             let s = dict.intern_term(q.subject.as_ref().into(), &mut blank);
             let p = dict.intern_iri(q.predicate.as_str());
             let o = dict.intern_term(q.object.as_ref(), &mut blank);
-            out.push([g, s, p, o]);
+            read.push([g, s, p, o]);
+        }
+        drop(blank);
+        for quad in read {
+            self.push(quad);
         }
         Ok(())
     }
@@ -417,6 +438,19 @@ mod tests {
     use super::*;
     use crate::store::term::{TermRef, well_known};
 
+    impl Statements {
+        /// The statements as quads, graph first.
+        fn quads(&self) -> Vec<[TermId; 4]> {
+            (self.runs().into_iter())
+                .flat_map(|(g, range)| {
+                    self.triples[range]
+                        .iter()
+                        .map(move |&[s, p, o]| [g, s, p, o])
+                })
+                .collect()
+        }
+    }
+
     /// A text read line by line, listed: each quad's terms as the dictionary decodes them, then every
     /// dictionary entry in id order and the blank-node labels (so equal listings mean equal ids too).
     fn read(text: &str, lenient: bool, with_graphs: bool) -> Result<Vec<String>, Refused> {
@@ -429,7 +463,7 @@ mod tests {
 
     fn listing(st: &Statements) -> Vec<String> {
         use crate::store::TermSource;
-        let quads = st.quads.iter().map(|q| {
+        let quads = st.quads().into_iter().map(|q| {
             q.iter()
                 .map(|&t| st.dict.display(t))
                 .collect::<Vec<_>>()
@@ -614,11 +648,12 @@ mod tests {
         for line in ["_:a <http://e/p> _:b .", "_:b <http://e/p> _:a ."] {
             st.line(line.as_bytes()).unwrap();
         }
-        assert_eq!(st.quads[0][1], st.quads[1][3]);
-        assert_eq!(st.quads[0][3], st.quads[1][1]);
+        let quads = st.quads();
+        assert_eq!(quads[0][1], quads[1][3]);
+        assert_eq!(quads[0][3], quads[1][1]);
         let labels: Vec<&str> = st.labels.iter().map(|l| &**l).collect();
         assert_eq!(labels, ["a", "b"]);
-        assert!(matches!(st.dict.get(st.quads[0][3]), TermRef::Blank(1)));
+        assert!(matches!(st.dict.get(quads[0][3]), TermRef::Blank(1)));
     }
 
     #[test]
@@ -626,6 +661,6 @@ mod tests {
         let mut st = Statements::new(false, false);
         st.line(b"<http://e/s> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://e/C> .")
             .unwrap();
-        assert_eq!(st.quads[0][2], well_known::RDF_TYPE);
+        assert_eq!(st.quads()[0][2], well_known::RDF_TYPE);
     }
 }
