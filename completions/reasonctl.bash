@@ -129,7 +129,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__explain)
-            opts="-q -h -V --data-format --base --lenient --fact --depth --format --rules --rules-graph --schedule --no-closure --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-q -h -V --data-format --base --lenient --fact --depth --format --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -383,7 +383,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --rules --rules-graph --schedule --no-closure --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -461,7 +461,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__query)
-            opts="-o -q -h -V --query --data-format --base --lenient --format --output --explain-plan --timeout --reasoning-time --rules --rules-graph --schedule --no-closure --max-facts --max-memory --max-iterations --stats --threads --quiet --help --version"
+            opts="-o -q -h -V --query --data-format --base --lenient --format --output --explain-plan --timeout --reasoning-time --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

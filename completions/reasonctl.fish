@@ -63,6 +63,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l thre
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s V -l version -d 'Print version'
@@ -98,6 +99,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (as for materialize)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s V -l version -d 'Print version'
@@ -162,6 +164,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l reasonin
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s V -l version -d 'Print version'

@@ -166,6 +166,12 @@ pub struct ReasoningArgs {
     #[arg(long)]
     pub no_closure: bool,
 
+    /// Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties,
+    /// domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property
+    /// chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1).
+    #[arg(long)]
+    pub owl2rl: bool,
+
     /// Stop after deriving N facts (capped, exit 3).
     #[arg(long, value_name = "N")]
     pub max_facts: Option<usize>,

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod fixpoint;
 pub mod footprint;
 pub mod graphs;
+pub mod owl2rl;
 
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ use crate::rules::{Rule, RuleError};
 use crate::store::{Overlay, Store, TermId, TermSource};
 
 pub use budget::{Budget, CapReason};
-pub use fixpoint::{FixpointProgress, NoProgress, Options, Schedule, run};
+pub use fixpoint::{FixpointProgress, NoProgress, Options, Schedule, run, run_over};
 
 use dependency::{EdgeKind, Via};
 use footprint::{Key, Scope};
@@ -71,6 +72,17 @@ pub fn materialize(
     options: &Options,
     progress: &dyn FixpointProgress,
 ) -> Result<(Overlay, Report), RunError> {
+    materialize_over(program, store, options, progress, Overlay::new())
+}
+
+/// [`materialize`] over asserted ⊕ `prior` facts (see [`run_over`]).
+pub fn materialize_over(
+    program: &Program,
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+    prior: Overlay,
+) -> Result<(Overlay, Report), RunError> {
     if options.schedule == Schedule::WholeProgram {
         let rules = program.nonmonotone_rules();
         if !rules.is_empty() {
@@ -79,7 +91,7 @@ pub fn materialize(
             });
         }
     }
-    let (overlay, report) = run(program, store, options, progress);
+    let (overlay, report) = run_over(program, store, options, progress, prior);
     if let Some(reason) = report.capped {
         let nonmonotone = program.nonmonotone_rules();
         let unfinished: Vec<&str> = report

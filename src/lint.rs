@@ -444,7 +444,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::JsonLdShape { rule, .. }
         | RuleError::HeadGraphAbsent { rule, .. }
         | RuleError::Lower { rule, .. } => Some(rule),
-        RuleError::DuplicateId { id } => Some(id),
+        RuleError::DuplicateId { id } | RuleError::ReservedId { id } => Some(id),
         RuleError::Unreadable { .. }
         | RuleError::StoredShape { .. }
         | RuleError::StoredTwice { .. }

@@ -273,6 +273,15 @@ pub enum RuleError {
         /// The id.
         id: String,
     },
+    /// A rule id that `--owl2rl` reserves for its own rules.
+    #[error("rule id {id} starts with owl2rl:, which --owl2rl reserves for the OWL 2 RL rules")]
+    #[diagnostic(help(
+        "rename the rule (#@rule NAME, the JSON-LD @id, or the stored rule's subject)"
+    ))]
+    ReservedId {
+        /// The id.
+        id: String,
+    },
     /// An `f:rule` value that is neither a SPARQL nor a JSON-LD rule literal.
     #[error(
         "stored rule {subject}: an f:rule value must be a literal typed f:sparql or rdf:JSON, found {found}"

@@ -224,6 +224,7 @@ fn reasoning(
         now,
         stats: args.stats,
         closure: !args.no_closure,
+        owl2rl: args.owl2rl,
     }
 }
 

@@ -45,6 +45,19 @@ impl CapReason {
 }
 
 impl Budget {
+    /// What is left for a run that follows one which derived `derived` facts in `elapsed` (the OWL 2 RL closure
+    /// ahead of the rules): fewer facts, less memory, less time; passes are per stage and stay as they are.
+    pub fn after(&self, derived: usize, elapsed: Duration) -> Budget {
+        Budget {
+            timeout: self.timeout.map(|t| t.saturating_sub(elapsed)),
+            max_facts: self.max_facts.map(|m| m.saturating_sub(derived)),
+            max_memory: self
+                .max_memory
+                .map(|m| m.saturating_sub(derived.saturating_mul(BYTES_PER_FACT))),
+            max_iterations: self.max_iterations,
+        }
+    }
+
     /// The deadline for a run starting now.
     pub fn deadline(&self, start: Instant) -> Option<Instant> {
         self.timeout.map(|t| start + t)
@@ -85,5 +98,27 @@ mod tests {
         };
         assert_eq!(b.room(10), (20, CapReason::Facts));
         assert_eq!(Budget::default().room(5).0, usize::MAX);
+    }
+
+    #[test]
+    fn the_budget_after_a_run_is_what_that_run_left() {
+        let b = Budget {
+            timeout: Some(Duration::from_secs(10)),
+            max_facts: Some(100),
+            max_memory: Some(64 * 50),
+            max_iterations: Some(7),
+        };
+        let left = b.after(30, Duration::from_secs(4));
+        assert_eq!(left.timeout, Some(Duration::from_secs(6)));
+        assert_eq!(left.max_facts, Some(70));
+        assert_eq!(left.max_memory, Some(64 * 20));
+        assert_eq!(left.max_iterations, Some(7));
+        let spent = b.after(1000, Duration::from_secs(60));
+        assert_eq!(spent.timeout, Some(Duration::ZERO));
+        assert_eq!((spent.max_facts, spent.max_memory), (Some(0), Some(0)));
+        assert_eq!(
+            Budget::default().after(5, Duration::from_secs(1)).max_facts,
+            None
+        );
     }
 }

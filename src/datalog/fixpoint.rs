@@ -103,6 +103,18 @@ pub fn run(
     options: &Options,
     progress: &dyn FixpointProgress,
 ) -> (Overlay, Report) {
+    run_over(program, store, options, progress, Overlay::new())
+}
+
+/// [`run`] over asserted ⊕ `prior` facts (the OWL 2 RL closure): the returned overlay holds `prior`'s facts and
+/// the new ones; the report counts only the new ones.
+pub fn run_over(
+    program: &Program,
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+    prior: Overlay,
+) -> (Overlay, Report) {
     let start = Instant::now();
     let deadline = options.budget.deadline(start);
     let mut cancel = Cancel::new();
@@ -110,7 +122,7 @@ pub fn run(
         cancel = cancel.with_deadline(at, t);
     }
     let n = program.rules.len();
-    let mut overlay = Overlay::new();
+    let mut overlay = prior;
     let mut report = Report {
         rules: program
             .rules

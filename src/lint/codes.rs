@@ -48,6 +48,8 @@ pub const JSONLD_SHAPE: &str = "reasonctl::rules::jsonld_shape";
 pub const HEAD_GRAPH_ABSENT: &str = "reasonctl::rules::head_graph_absent";
 /// Two rules with one id.
 pub const DUPLICATE_ID: &str = "reasonctl::rules::duplicate_id";
+/// A rule id with the `owl2rl:` prefix in a run with `--owl2rl`.
+pub const RESERVED_ID: &str = "reasonctl::rules::reserved_id";
 /// A stored `f:rule` value of another datatype (or a nested object).
 pub const STORED_SHAPE: &str = "reasonctl::rules::stored_shape";
 /// Two `f:rule` values on one subject.
@@ -116,6 +118,10 @@ pub const ALL: &[(&str, &str)] = &[
     (HEAD_GRAPH_ABSENT, "A head graph the data does not have"),
     (DUPLICATE_ID, "Two rules with one id"),
     (
+        RESERVED_ID,
+        "A rule id with the `owl2rl:` prefix in a run with `--owl2rl`",
+    ),
+    (
         STORED_SHAPE,
         "A stored `f:rule` value of another datatype (or a nested object)",
     ),
@@ -174,6 +180,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::JsonLdShape { .. } => JSONLD_SHAPE,
         RuleError::HeadGraphAbsent { .. } => HEAD_GRAPH_ABSENT,
         RuleError::DuplicateId { .. } => DUPLICATE_ID,
+        RuleError::ReservedId { .. } => RESERVED_ID,
         RuleError::StoredShape { .. } => STORED_SHAPE,
         RuleError::StoredTwice { .. } => STORED_TWICE,
         RuleError::Lower { .. } => UNSUPPORTED,

@@ -1,0 +1,460 @@
+//! This module defines the OWL 2 RL/RDF program (`--owl2rl`): the specification's rules as CONSTRUCT rules the
+//! datalog engine runs like any other (`owl2rl/rules.rq`), the rules that read a whole list generated for each
+//! list length the data holds, and the consistency checks (`owl2rl/checks.rq`) run over the closure.
+//!
+//! The rules read and write the default graph. Their ids are the specification's names prefixed `owl2rl:`
+//! (`owl2rl:cax-sco`; a generated rule adds its list length: `owl2rl:cls-int1/3`).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use miette::Diagnostic;
+use thiserror::Error;
+
+use super::{FixpointProgress, Options, Program, Report, run};
+use crate::exec::datetime::DateTime;
+use crate::query::{self, Answer, QueryError, RunOptions};
+use crate::rules::model::{Language, Origin};
+use crate::rules::source::{RuleText, split_file};
+use crate::store::{Overlay, Store, TermId, TermRef, TermSource, View};
+
+/// The fixed rules, as a multi-rule SPARQL file.
+pub const RULES: &str = include_str!("owl2rl/rules.rq");
+
+/// The consistency checks.
+const CHECKS: &str = include_str!("owl2rl/checks.rq");
+
+/// What the rules' origin names as their file.
+pub const SOURCE: &str = "<owl2rl>";
+
+/// The prefix of every OWL 2 RL rule id.
+pub const ID_PREFIX: &str = "owl2rl:";
+
+const PROLOGUE: &str = "PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n\
+PREFIX owl: <http://www.w3.org/2002/07/owl#>\n";
+
+const OWL: &str = "http://www.w3.org/2002/07/owl#";
+
+/// Lists longer than this are not read as lists (a generated rule joins one pattern per member).
+const MAX_LIST: usize = 64;
+
+/// Why the OWL 2 RL closure gives no answer.
+#[derive(Debug, Error, Diagnostic)]
+pub enum Owl2RlError {
+    /// The data is inconsistent.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Inconsistent(#[from] Inconsistent),
+    /// One of the built-in rules or checks does not compile or run: a bug in reasonctl, never a data problem.
+    #[error("the built-in OWL 2 RL {what} does not run: {message}")]
+    #[diagnostic(
+        code(reasonctl::owl2rl::internal),
+        help("this is a bug in reasonctl; please report it with the data that shows it")
+    )]
+    Internal {
+        /// The rule or check.
+        what: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// The OWL 2 RL closure of the default graph: its program (for `explain`), its facts and its run report.
+pub struct Closure {
+    /// The rules that ran.
+    pub program: Program,
+    /// The facts they derived.
+    pub overlay: Overlay,
+    /// The run.
+    pub report: Report,
+}
+
+/// Runs the OWL 2 RL rules over `store` (within `options`' budget), then the consistency checks over the
+/// closure. A capped closure is checked too: its facts are sound, so a clash among them is a clash.
+pub fn materialize(
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> Result<Closure, Owl2RlError> {
+    let texts = rule_texts(store);
+    let (rules, errors) = crate::rules::compile_all(&texts, &mut store.dict);
+    if let Some(e) = errors.first() {
+        return Err(Owl2RlError::Internal {
+            what: "rules".to_owned(),
+            message: e.to_string(),
+        });
+    }
+    let program = Program::new(rules);
+    let (overlay, mut report) = run(&program, store, options, progress);
+    // A row that cannot make a head is one with a literal subject (prp-rng over a literal value, generalized
+    // RDF): expected, not a problem of the data.
+    report.warnings.clear();
+    check(store, &overlay, options.now)?;
+    Ok(Closure {
+        program,
+        overlay,
+        report,
+    })
+}
+
+/// The data is inconsistent under the OWL 2 RL rules.
+#[derive(Debug, Error, Diagnostic)]
+#[error("the data is inconsistent under OWL 2 RL ({count} {noun}):\n{shown}")]
+#[diagnostic(
+    code(reasonctl::owl2rl::inconsistent),
+    help(
+        "an inconsistent ontology entails everything, so nothing was written; remove or correct the facts or axioms named above (the rule before each clash is the OWL 2 RL rule that found it)"
+    )
+)]
+pub struct Inconsistent {
+    count: usize,
+    noun: &'static str,
+    shown: String,
+    /// Every clash: the check's rule name and its message.
+    pub clashes: Vec<(String, String)>,
+}
+
+impl Inconsistent {
+    fn new(clashes: Vec<(String, String)>) -> Self {
+        const SHOWN: usize = 20;
+        let mut shown: Vec<String> = clashes
+            .iter()
+            .take(SHOWN)
+            .map(|(rule, message)| format!("  {rule}: {message}"))
+            .collect();
+        if clashes.len() > SHOWN {
+            shown.push(format!("  … and {} more", clashes.len() - SHOWN));
+        }
+        Self {
+            count: clashes.len(),
+            noun: if clashes.len() == 1 {
+                "clash"
+            } else {
+                "clashes"
+            },
+            shown: shown.join("\n"),
+            clashes,
+        }
+    }
+}
+
+/// The OWL 2 RL rule texts for `store`'s data: the fixed rules, then the list rules for the list lengths the
+/// default graph holds.
+pub fn rule_texts(store: &Store) -> Vec<RuleText> {
+    let mut texts = split_file(Path::new(SOURCE), RULES);
+    let generated = |id: String, text: String| RuleText {
+        id,
+        origin: Origin::File {
+            path: SOURCE.into(),
+            offset: 0,
+            prologue: 0,
+        },
+        language: Language::Sparql,
+        text: format!("{PROLOGUE}{text}"),
+    };
+    for n in list_lengths(store, "intersectionOf") {
+        // cls-int1: T(?y, rdf:type, ?c) :- T(?c, owl:intersectionOf, [?c1 … ?cn]), T(?y, rdf:type, ?ci) for all i.
+        let members: String = (1..=n).map(|i| format!(" ?y a ?c{i} .")).collect();
+        texts.push(generated(
+            format!("{ID_PREFIX}cls-int1/{n}"),
+            format!(
+                "CONSTRUCT {{ ?y a ?c }} WHERE {{ ?c owl:intersectionOf ?l1 .{}{members} }}\n",
+                list("c", n)
+            ),
+        ));
+    }
+    for n in list_lengths(store, "propertyChainAxiom") {
+        // prp-spo2: T(?u1, ?p, ?un+1) :- T(?p, owl:propertyChainAxiom, [?p1 … ?pn]), T(?ui, ?pi, ?ui+1) for all i.
+        let hops: String = (1..=n)
+            .map(|i| format!(" ?u{i} ?p{i} ?u{} .", i + 1))
+            .collect();
+        texts.push(generated(
+            format!("{ID_PREFIX}prp-spo2/{n}"),
+            format!(
+                "CONSTRUCT {{ ?u1 ?p ?u{} }} WHERE {{ ?p owl:propertyChainAxiom ?l1 .{}{hops} }}\n",
+                n + 1,
+                list("p", n)
+            ),
+        ));
+    }
+    for n in list_lengths(store, "hasKey") {
+        // prp-key: T(?x, owl:sameAs, ?y) :- T(?c, owl:hasKey, [?p1 … ?pn]), T(?x, rdf:type, ?c),
+        //          T(?x, ?pi, ?zi), T(?y, rdf:type, ?c), T(?y, ?pi, ?zi) for all i.
+        let values: String = (1..=n)
+            .map(|i| format!(" ?x ?p{i} ?z{i} . ?y ?p{i} ?z{i} ."))
+            .collect();
+        texts.push(generated(
+            format!("{ID_PREFIX}prp-key/{n}"),
+            format!(
+                "CONSTRUCT {{ ?x owl:sameAs ?y }} WHERE {{ ?c owl:hasKey ?l1 .{} ?x a ?c . ?y a ?c .{values} FILTER (!sameTerm(?x, ?y)) }}\n",
+                list("p", n)
+            ),
+        ));
+    }
+    texts
+}
+
+/// The patterns of a list `?l1` of `n` members `?{var}1 … ?{var}n`.
+fn list(var: &str, n: usize) -> String {
+    (1..=n)
+        .map(|i| {
+            let rest = if i == n {
+                "rdf:nil".to_owned()
+            } else {
+                format!("?l{}", i + 1)
+            };
+            format!(" ?l{i} rdf:first ?{var}{i} ; rdf:rest {rest} .")
+        })
+        .collect()
+}
+
+/// The lengths of the well-formed lists that are objects of `owl:{predicate}` in the default graph, ascending.
+fn list_lengths(store: &Store, predicate: &str) -> Vec<usize> {
+    const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+    let iri = |name: &str| store.dict.lookup_iri(name);
+    let (Some(p), Some(first), Some(rest), Some(nil), Some(index)) = (
+        iri(&format!("{OWL}{predicate}")),
+        iri(&format!("{RDF}first")),
+        iri(&format!("{RDF}rest")),
+        iri(&format!("{RDF}nil")),
+        store.quads.graph(TermId::DEFAULT_GRAPH),
+    ) else {
+        return Vec::new();
+    };
+    // The one object of (s, p), if there is exactly one.
+    let one = |s: TermId, p: TermId| -> Option<TermId> {
+        match index.range(&[Some(s), Some(p), None]) {
+            (perm, [key]) => Some(perm.to_triple(*key)[2]),
+            _ => None,
+        }
+    };
+    let (perm, keys) = index.range(&[None, Some(p), None]);
+    let mut lengths: Vec<usize> = keys
+        .iter()
+        .filter_map(|&key| {
+            let mut node = perm.to_triple(key)[2];
+            let mut n = 0;
+            while node != nil {
+                one(node, first)?;
+                node = one(node, rest)?;
+                n += 1;
+                if n > MAX_LIST {
+                    return None;
+                }
+            }
+            (n > 0).then_some(n)
+        })
+        .collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    lengths
+}
+
+/// Runs the consistency checks over asserted ⊕ `derived` facts: every clash found, as (rule, message).
+pub fn check(store: &mut Store, derived: &Overlay, now: DateTime) -> Result<(), Owl2RlError> {
+    let mut clashes = Vec::new();
+    for check in checks() {
+        let what = format!("check {}", check.rule);
+        let internal = |e: QueryError| Owl2RlError::Internal {
+            what: what.clone(),
+            message: e.to_string(),
+        };
+        let parsed = query::parse(&check.text, SOURCE, None).map_err(internal)?;
+        let view = View::new(&store.quads, derived);
+        let prepared = query::prepare(&parsed, &mut store.dict, view).map_err(internal)?;
+        let view = View::new(&store.quads, derived);
+        let options = RunOptions {
+            now: Some(now),
+            timeout: None,
+        };
+        let outcome = query::execute(&prepared, &store.dict, view, &options).map_err(internal)?;
+        let Answer::Solutions { vars, rows } = outcome.answer else {
+            return Err(Owl2RlError::Internal {
+                what,
+                message: "it is not a SELECT query".to_owned(),
+            });
+        };
+        let column = |name: &str| vars.iter().position(|v| v == name);
+        let either = check
+            .either
+            .as_ref()
+            .and_then(|(a, b)| Some((column(a)?, column(b)?)));
+        let mut seen: HashSet<Vec<TermId>> = HashSet::new();
+        for row in rows.iter() {
+            // One clash found both ways round is reported once.
+            if let Some((a, b)) = either {
+                let mut key = row.to_vec();
+                if key[a] > key[b] {
+                    key.swap(a, b);
+                }
+                if !seen.insert(key) {
+                    continue;
+                }
+            }
+            let mut text = check.message.clone();
+            for (var, &id) in vars.iter().zip(row) {
+                let shown = match outcome.terms.term(id) {
+                    TermRef::Blank(_) => "a blank node".to_owned(),
+                    _ => outcome.terms.display(id),
+                };
+                text = text.replace(&format!("{{{var}}}"), &shown);
+            }
+            clashes.push((format!("{ID_PREFIX}{}", check.rule), text));
+        }
+    }
+    if clashes.is_empty() {
+        Ok(())
+    } else {
+        Err(Inconsistent::new(clashes).into())
+    }
+}
+
+/// A consistency check.
+struct Check {
+    /// The OWL 2 RL rule it is.
+    rule: String,
+    /// The message, `{var}` standing for the row's binding of `?var`.
+    message: String,
+    /// The query, with the file's prologue.
+    text: String,
+    /// Two variables whose bindings the query finds both ways round for one clash.
+    either: Option<(String, String)>,
+}
+
+/// The checks of `checks.rq`.
+fn checks() -> Vec<Check> {
+    let mut out = Vec::new();
+    let mut prologue = String::new();
+    let mut current: Option<Check> = None;
+    for line in CHECKS.lines() {
+        if let Some(rest) = line.strip_prefix("#@check ") {
+            out.extend(current.take());
+            let (rule, message) = rest.split_once(": ").unwrap_or((rest, ""));
+            current = Some(Check {
+                rule: rule.to_owned(),
+                message: message.to_owned(),
+                text: prologue.clone(),
+                either: None,
+            });
+        } else if let (Some(rest), Some(check)) = (line.strip_prefix("#@either "), &mut current) {
+            check.either = rest
+                .split_once(' ')
+                .map(|(a, b)| (a.trim().to_owned(), b.trim().to_owned()));
+        } else if let Some(check) = &mut current {
+            check.text.push_str(line);
+            check.text.push('\n');
+        } else if line.starts_with("PREFIX") {
+            prologue.push_str(line);
+            prologue.push('\n');
+        }
+    }
+    out.extend(current);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turtle(data: &str) -> Store {
+        let mut loader = crate::store::load::Loader::new();
+        loader
+            .load_reader(
+                "t",
+                data.as_bytes(),
+                crate::store::load::DataFormat::Turtle,
+                None,
+                &crate::store::load::NoProgress,
+            )
+            .unwrap();
+        loader.finish()
+    }
+
+    #[test]
+    fn every_check_parses_and_names_only_variables_it_projects() {
+        let checks = checks();
+        assert!(checks.len() >= 18, "{} checks", checks.len());
+        for Check {
+            rule,
+            message,
+            text,
+            either,
+        } in checks
+        {
+            let parsed =
+                query::parse(&text, SOURCE, None).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            let spargebra::Query::Select { pattern, .. } = &parsed else {
+                panic!("{rule} is not a SELECT")
+            };
+            let projected: Vec<String> = match pattern {
+                spargebra::algebra::GraphPattern::Distinct { inner } => match &**inner {
+                    spargebra::algebra::GraphPattern::Project { variables, .. } => {
+                        variables.iter().map(|v| v.as_str().to_owned()).collect()
+                    }
+                    other => panic!("{rule}: {other:?}"),
+                },
+                other => panic!("{rule}: not SELECT DISTINCT: {other:?}"),
+            };
+            for var in either.iter().flat_map(|(a, b)| [a, b]) {
+                assert!(
+                    projected.contains(var),
+                    "{rule}: #@either {var} is not projected"
+                );
+            }
+            let mut rest = message.as_str();
+            while let Some(open) = rest.find('{') {
+                let close = rest[open..].find('}').expect("closed placeholder") + open;
+                let var = &rest[open + 1..close];
+                assert!(
+                    projected.iter().any(|p| p == var),
+                    "{rule}: {{{var}}} is not projected"
+                );
+                rest = &rest[close + 1..];
+            }
+        }
+    }
+
+    #[test]
+    fn list_rules_are_generated_per_length_the_data_holds() {
+        let data = "@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix : <http://e/> .\n\
+                    :A owl:intersectionOf (:B :C) . :D owl:intersectionOf (:B :C :E) . :F owl:intersectionOf (:G :H) .\n\
+                    :p owl:propertyChainAxiom (:q :r) . :K owl:hasKey (:k) .\n\
+                    :bad owl:intersectionOf :notalist .";
+        let store = turtle(data);
+        let ids: Vec<String> = rule_texts(&store)
+            .into_iter()
+            .map(|t| t.id)
+            .filter(|id| id.contains('/'))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "owl2rl:cls-int1/2",
+                "owl2rl:cls-int1/3",
+                "owl2rl:prp-spo2/2",
+                "owl2rl:prp-key/1"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_rule_compiles_and_the_program_is_positive_for_lists_of_every_length() {
+        let mut data = String::from(
+            "@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix : <http://e/> .\n",
+        );
+        for n in 1..=MAX_LIST {
+            let members: String = (0..n).map(|i| format!(" :m{i}")).collect();
+            data.push_str(&format!(
+                ":c{n} owl:intersectionOf ({members}) . :p{n} owl:propertyChainAxiom ({members}) . :k{n} owl:hasKey ({members}) .\n"
+            ));
+        }
+        let mut store = turtle(&data);
+        let texts = rule_texts(&store);
+        assert_eq!(texts.len(), RULES.matches("#@rule ").count() + 3 * MAX_LIST);
+        let (rules, errors) = crate::rules::compile_all(&texts, &mut store.dict);
+        assert!(errors.is_empty(), "{errors:?}");
+        let program = Program::new(rules);
+        assert!(program.nonmonotone_rules().is_empty());
+        assert!(program.stratification_errors(&store.dict).is_empty());
+    }
+}
