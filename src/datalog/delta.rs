@@ -14,8 +14,6 @@
 //! reach(x,z) :- reach(x,y), edge(y,z).      pass k+1:  reach(x,z) :- Δreach(x,y), edge(y,z).
 //! ```
 
-use hashbrown::HashSet;
-
 use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
 use crate::store::{TermId, Triple};
 
@@ -108,26 +106,32 @@ pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
             }
         }
     }
+    // The delta's facts are distinct and a row fixes its fact (constants at the other positions), so the rows
+    // are distinct too: no dedup.
+    let slots: [Option<usize>; 3] = std::array::from_fn(|k| match tp.terms[k] {
+        PatternTerm::Var(v) => vars.iter().position(|x| *x == v),
+        _ => None,
+    });
+    let consts: [Option<TermId>; 3] = std::array::from_fn(|k| match tp.terms[k] {
+        PatternTerm::Const(c) => Some(c),
+        _ => None,
+    });
     let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
-    let mut seen: HashSet<Vec<TermId>> = HashSet::new();
     'facts: for fact in delta {
-        let mut row: Vec<TermId> = vec![TermId(u32::MAX); vars.len()];
-        for (k, t) in tp.terms.iter().enumerate() {
-            match t {
-                PatternTerm::Const(c) if *c != fact[k] => continue 'facts,
-                PatternTerm::Var(v) => {
-                    let slot = vars.iter().position(|x| x == v).expect("collected");
-                    if row[slot] != TermId(u32::MAX) && row[slot] != fact[k] {
-                        continue 'facts;
-                    }
-                    row[slot] = fact[k];
+        let mut row: Vec<Option<TermId>> = vec![None; vars.len()];
+        for k in 0..3 {
+            if let Some(c) = consts[k] {
+                if c != fact[k] {
+                    continue 'facts;
                 }
-                _ => {}
+            } else if let Some(slot) = slots[k] {
+                match row[slot] {
+                    Some(bound) if bound != fact[k] => continue 'facts,
+                    _ => row[slot] = Some(fact[k]),
+                }
             }
         }
-        if seen.insert(row.clone()) {
-            rows.push(row.into_iter().map(Some).collect());
-        }
+        rows.push(row);
     }
     let seed = Op::Values { vars, rows };
     let mut operands: Vec<Op> = ops.into_iter().cloned().collect();

@@ -81,7 +81,10 @@ impl FixpointProgress for NoProgress {
 /// One body run of a pass.
 struct Job<'p> {
     rule: usize,
-    body: std::borrow::Cow<'p, Op>,
+    body: &'p Op,
+    /// Semi-naive: the body runs with this atom seeded by these facts (the seeded body is built when the job
+    /// runs and dropped after it, so a pass never holds every job's seed at once).
+    seed: Option<(usize, &'p [Triple])>,
     /// A closure group's compiled body: run by [`Closure::run`]; a path limit falls back to iteration.
     compiled: Option<Closure>,
 }
@@ -263,7 +266,8 @@ pub fn run_over(
                             jobs.push(Job {
                                 rule: *rule,
                                 // Not run: a compiled job runs `compiled`.
-                                body: std::borrow::Cow::Borrowed(&program.rules[*rule].body),
+                                body: &program.rules[*rule].body,
+                                seed: None,
                                 compiled: Some(c.clone()),
                             });
                             continue;
@@ -276,14 +280,16 @@ pub fn run_over(
                     match (delta, &seedings[r]) {
                         (None, _) | (Some(_), Seeding::Whole) => jobs.push(Job {
                             rule: r,
-                            body: std::borrow::Cow::Borrowed(body),
+                            body,
+                            seed: None,
                             compiled: None,
                         }),
                         (Some(d), Seeding::Atoms(atoms)) => {
                             for &a in atoms {
                                 jobs.push(Job {
                                     rule: r,
-                                    body: std::borrow::Cow::Owned(seeded(body, a, d)),
+                                    body,
+                                    seed: Some((a, d.as_slice())),
                                     compiled: None,
                                 });
                             }
@@ -591,7 +597,10 @@ fn run_body(
         });
     }
     let dataset = Dataset::default();
-    let plan = plan::plan(&job.body, rule.vars.clone(), view, &dataset, &VarSet::new());
+    let seeded_body = job.seed.map(|(atom, delta)| seeded(job.body, atom, delta));
+    let body = seeded_body.as_ref().unwrap_or(job.body);
+    let plan = plan::plan(body, rule.vars.clone(), view, &dataset, &VarSet::new());
+    drop(seeded_body);
     let mut cx = Context::new(view, Env::new(limits.now, None)).with_cancel(limits.cancel.clone());
     cx.pair_limit = limits.room.saturating_add(1);
     cx.path_limit = limits.path_limit;
