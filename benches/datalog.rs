@@ -4,6 +4,7 @@
 //! - the specification's case: a 100k-edge graph and a one-pattern rule deriving 100k facts;
 //! - LUBM_L and LUBM_LE (SPARQL translations in `benches/lubm-rules/`) over LUBM(1) and LUBM(10), with pyoxigraph's
 //!   naive SPARQL INSERT-until-fixpoint side by side when it is installed (`pip install pyoxigraph`);
+//! - `--owl2rl` over LUBM(1) and LUBM(10) with LUBM_L's axioms as an OWL TBox (`benches/lubm-rules/LUBM_L.tbox.ttl`);
 //! - ancestor over a 2,000-node chain (about 2M facts): semi-naive staged vs `--schedule whole-program` (capped at
 //!   `REASONCTL_NAIVE_TIMEOUT` seconds, default 60).
 //!
@@ -96,6 +97,19 @@ fn materialize(data: &Path, rules: &Path, extra: &[&str]) -> Run {
         out.as_os_str(),
     ];
     args.extend(extra.iter().map(std::ffi::OsStr::new));
+    materialize_run::materialize(&args, &data_dir().join("stats.json"))
+}
+
+/// `materialize DATA TBOX --owl2rl`: the OWL 2 RL rules over the data and an ontology, no rules of its own.
+fn owl2rl(data: &Path, tbox: &Path) -> Run {
+    let out = data_dir().join("out.nt");
+    let args: Vec<&std::ffi::OsStr> = vec![
+        data.as_os_str(),
+        tbox.as_os_str(),
+        "--owl2rl".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ];
     materialize_run::materialize(&args, &data_dir().join("stats.json"))
 }
 
@@ -196,6 +210,14 @@ fn main() {
             let r = median_run(&data, &rules, &["--lenient"], runs);
             row(&format!("{set} LUBM({univs}) --lenient"), &r, None);
         }
+    }
+    // LUBM_L's axioms as an OWL ontology (benches/lubm-rules/LUBM_L.tbox.ttl, from tbox.py), closed by --owl2rl:
+    // every LUBM_L fact, plus OWL's schema facts and memberships of the anonymous restriction classes.
+    let tbox = rules_dir.join("LUBM_L.tbox.ttl");
+    for univs in [1, 10] {
+        let data = lubm(univs);
+        let r = materialize_run::median(runs, || owl2rl(&data, &tbox));
+        row(&format!("OWL 2 RL LUBM({univs}) + TBox"), &r, None);
     }
     let anc = write_rules(
         "ancestor.rq",

@@ -25,11 +25,16 @@ pub(crate) enum Cached {
     Hashed(Hashed),
 }
 
-/// Rows hashed on some of their columns; rows with an unbound key are kept apart and always checked.
+/// Rows hashed on some of their columns; rows with an unbound key are kept apart and always checked. One table
+/// entry per distinct key, its rows chained in insertion order: many rows sharing a key (a seed keyed on a
+/// predicate) cost one probe each, not a probe sequence through all rows of that hash.
 pub(crate) struct Hashed {
     rows: Rows,
     keys: Vec<VarId>,
-    table: HashTable<u32>,
+    /// Per distinct key: its first and last row.
+    table: HashTable<(u32, u32)>,
+    /// Per row: the next row with the same key (`u32::MAX` ends the chain).
+    next: Vec<u32>,
     loose: Vec<u32>,
     hasher: DefaultHashBuilder,
 }
@@ -37,17 +42,27 @@ pub(crate) struct Hashed {
 impl Hashed {
     fn build(rows: Rows, keys: Vec<VarId>) -> Self {
         let hasher = DefaultHashBuilder::default();
-        let mut table = HashTable::with_capacity(rows.len());
+        let mut table: HashTable<(u32, u32)> = HashTable::new();
+        let mut next = vec![u32::MAX; rows.len()];
         let mut loose = Vec::new();
+        let same = |a: usize, b: usize| {
+            let (a, b) = (rows.row(a), rows.row(b));
+            keys.iter().all(|k| a[k.index()] == b[k.index()])
+        };
         for i in 0..rows.len() {
-            let row = rows.row(i);
-            match key_hash(&hasher, &keys, row) {
-                Some(h) => {
-                    table.insert_unique(h, i as u32, |&j| {
-                        key_hash(&hasher, &keys, rows.row(j as usize))
-                            .expect("hashed rows have their keys")
-                    });
-                }
+            match key_hash(&hasher, &keys, rows.row(i)) {
+                Some(h) => match table.find_mut(h, |&(first, _)| same(first as usize, i)) {
+                    Some((_, last)) => {
+                        next[*last as usize] = i as u32;
+                        *last = i as u32;
+                    }
+                    None => {
+                        table.insert_unique(h, (i as u32, i as u32), |&(first, _)| {
+                            key_hash(&hasher, &keys, rows.row(first as usize))
+                                .expect("hashed rows have their keys")
+                        });
+                    }
+                },
                 None => loose.push(i as u32),
             }
         }
@@ -55,6 +70,7 @@ impl Hashed {
             rows,
             keys,
             table,
+            next,
             loose,
             hasher,
         }
@@ -65,10 +81,18 @@ impl Hashed {
     fn candidates(&self, row: &[TermId], mut f: impl FnMut(&[TermId]) -> bool) {
         match key_hash(&self.hasher, &self.keys, row) {
             Some(h) => {
-                for &i in self.table.iter_hash(h) {
-                    let cand = self.rows.row(i as usize);
-                    if self.keys.iter().all(|k| cand[k.index()] == row[k.index()]) && !f(cand) {
-                        return;
+                let key_of = |i: u32| self.rows.row(i as usize);
+                let found = self.table.find(h, |&(first, _)| {
+                    let cand = key_of(first);
+                    self.keys.iter().all(|k| cand[k.index()] == row[k.index()])
+                });
+                if let Some(&(first, _)) = found {
+                    let mut i = first;
+                    while i != u32::MAX {
+                        if !f(key_of(i)) {
+                            return;
+                        }
+                        i = self.next[i as usize];
                     }
                 }
                 for &i in &self.loose {
