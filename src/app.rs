@@ -357,12 +357,27 @@ fn reason(
     };
     // --owl2rl: the OWL 2 RL closure first; it is the rules' input, and what it spent comes off their budget.
     let (prior, owl, options) = if settings.owl2rl {
+        // The refusal of --schedule whole-program comes before the closure, not after it.
+        let nonmonotone = program.nonmonotone_rules();
+        if settings.schedule == Schedule::WholeProgram && !nonmonotone.is_empty() {
+            return Err(Failure {
+                report: Report::new(RunError::WholeProgramNonMonotone {
+                    rules: nonmonotone.join(", "),
+                }),
+                exit_code: 1,
+                broken_pipe: false,
+            });
+        }
         let closure = match datalog::owl2rl::materialize(store, &options, progress) {
             Ok(c) => c,
             Err(e) => {
+                let exit_code = match e {
+                    datalog::owl2rl::Owl2RlError::CheckTimeout { .. } => 3,
+                    _ => 1,
+                };
                 return Err(Failure {
                     report: Report::new(e),
-                    exit_code: 1,
+                    exit_code,
                     broken_pipe: false,
                 });
             }

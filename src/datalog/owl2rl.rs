@@ -57,6 +57,18 @@ pub enum Owl2RlError {
         /// Why.
         message: String,
     },
+    /// The consistency checks did not finish within `--timeout`.
+    #[error(
+        "the OWL 2 RL consistency check {check} did not finish within the --timeout, so the data is not known to be consistent; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::owl2rl::check_timeout),
+        help("raise --timeout so the closure and its consistency checks finish")
+    )]
+    CheckTimeout {
+        /// The check that was running.
+        check: String,
+    },
 }
 
 /// The OWL 2 RL closure of the default graph: its program (for `explain`), its facts and its run report.
@@ -85,11 +97,18 @@ pub fn materialize(
         });
     }
     let program = Program::new(rules);
+    let started = std::time::Instant::now();
     let (overlay, mut report) = run(&program, store, options, progress);
     // A row that cannot make a head is one with a literal subject (prp-rng over a literal value, generalized
     // RDF): expected, not a problem of the data.
     report.warnings.clear();
-    check(store, &overlay, options.now)?;
+    let left = options
+        .budget
+        .timeout
+        .map(|t| t.saturating_sub(started.elapsed()));
+    check(store, &overlay, options.now, left)?;
+    // The checks' time is the closure's: what follows gets what is left.
+    report.elapsed = started.elapsed();
     Ok(Closure {
         program,
         overlay,
@@ -250,8 +269,15 @@ fn list_lengths(store: &Store, predicate: &str) -> Vec<usize> {
     lengths
 }
 
-/// Runs the consistency checks over asserted ⊕ `derived` facts: every clash found, as (rule, message).
-pub fn check(store: &mut Store, derived: &Overlay, now: DateTime) -> Result<(), Owl2RlError> {
+/// Runs the consistency checks over asserted ⊕ `derived` facts, within `timeout`: every clash found, as (rule,
+/// message).
+pub fn check(
+    store: &mut Store,
+    derived: &Overlay,
+    now: DateTime,
+    timeout: Option<std::time::Duration>,
+) -> Result<(), Owl2RlError> {
+    let started = std::time::Instant::now();
     let mut clashes = Vec::new();
     for check in checks() {
         let what = format!("check {}", check.rule);
@@ -263,11 +289,25 @@ pub fn check(store: &mut Store, derived: &Overlay, now: DateTime) -> Result<(), 
         let view = View::new(&store.quads, derived);
         let prepared = query::prepare(&parsed, &mut store.dict, view).map_err(internal)?;
         let view = View::new(&store.quads, derived);
+        let timed_out = || Owl2RlError::CheckTimeout {
+            check: check.rule.clone(),
+        };
+        let left = match timeout.map(|t| t.checked_sub(started.elapsed())) {
+            Some(None) => return Err(timed_out()),
+            Some(Some(left)) => Some(left),
+            None => None,
+        };
         let options = RunOptions {
             now: Some(now),
-            timeout: None,
+            timeout: left,
         };
-        let outcome = query::execute(&prepared, &store.dict, view, &options).map_err(internal)?;
+        let outcome = match query::execute(&prepared, &store.dict, view, &options) {
+            Ok(o) => o,
+            Err(QueryError::Exec(
+                crate::exec::ExecError::Timeout(_) | crate::exec::ExecError::Cancelled,
+            )) => return Err(timed_out()),
+            Err(e) => return Err(internal(e)),
+        };
         let Answer::Solutions { vars, rows } = outcome.answer else {
             return Err(Owl2RlError::Internal {
                 what,

@@ -154,7 +154,7 @@ pub enum Lit<'t> {
     Lang(Cow<'t, str>, Cow<'t, str>, Option<Direction>),
     /// A date/time.
     DateTime(DateTime),
-    /// Any other datatype, or an ill-typed lexical form: comparable only by identity.
+    /// Any other datatype, or an ill-typed lexical form (with its datatype): comparable only by identity.
     Other(Cow<'t, str>, TermId),
 }
 
@@ -266,7 +266,6 @@ pub fn parse_boolean(lexical: &str) -> Option<bool> {
 /// A literal's typed view from its lexical form and datatype.
 pub fn typed_literal<'t>(
     terms: &'t (impl TermSource + ?Sized),
-    id: TermId,
     lexical: &'t str,
     kind: LiteralKind<'t>,
 ) -> Lit<'t> {
@@ -297,7 +296,7 @@ pub fn typed_literal<'t>(
                     _ => None,
                 },
             };
-            parsed.unwrap_or(Lit::Other(Cow::Borrowed(lexical), id))
+            parsed.unwrap_or(Lit::Other(Cow::Borrowed(lexical), dt))
         }
     }
 }
@@ -312,9 +311,7 @@ pub fn view<'v>(terms: &'v (impl TermSource + ?Sized), v: &'v Value<'_>) -> View
                 Cow::Owned(iri.to_string())
             }),
             TermRef::Blank(_) | TermRef::DefaultGraph => View::Blank,
-            TermRef::Literal { lexical, kind } => {
-                View::Lit(typed_literal(terms, *id, lexical, kind))
-            }
+            TermRef::Literal { lexical, kind } => View::Lit(typed_literal(terms, lexical, kind)),
             TermRef::Triple(t) => View::Triple(t),
         },
         Value::Bool(b) => View::Lit(Lit::Bool(*b)),
@@ -341,17 +338,9 @@ pub fn ebv(terms: &(impl TermSource + ?Sized), v: &Value<'_>) -> Option<bool> {
         View::Lit(Lit::Bool(b)) => Some(b),
         View::Lit(Lit::Num(n)) => Some(!n.is_falsy()),
         View::Lit(Lit::Str(s)) => Some(!s.is_empty()),
-        // An ill-typed boolean or number has effective boolean value false.
-        View::Lit(Lit::Other(_, dt)) if is_numeric_or_boolean_type(terms, dt) => Some(false),
+        // An ill-typed boolean or number has no effective boolean value (SPARQL 1.2's not-not test).
         _ => None,
     }
-}
-
-fn is_numeric_or_boolean_type(terms: &(impl TermSource + ?Sized), dt: TermId) -> bool {
-    matches!(
-        dt,
-        wk::XSD_BOOLEAN | wk::XSD_INTEGER | wk::XSD_DECIMAL | wk::XSD_DOUBLE | wk::XSD_FLOAT
-    ) || matches!(terms.term(dt), TermRef::Iri(i) if is_integer_type(&i.to_string()))
 }
 
 /// The canonical lexical form of an `xsd:decimal` (XSD 1.1): no exponent, no trailing zeros, no decimal point
