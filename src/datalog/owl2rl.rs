@@ -342,11 +342,84 @@ pub fn check(
             clashes.push((format!("{ID_PREFIX}{}", check.rule), text));
         }
     }
+    clashes.extend(ill_typed(store, derived));
     if clashes.is_empty() {
         Ok(())
     } else {
         Err(Inconsistent::new(clashes).into())
     }
+}
+
+/// dt-not-type for the numeric and boolean datatypes: every literal of the dictionary whose lexical form is not
+/// in its datatype's lexical space (XML Schema; the ranges of the bounded integer types are not checked) and that
+/// is the object of a default-graph fact, with one such fact. Each distinct literal is checked once, by its
+/// lexical form alone: a valid integer beyond 64 bits is well typed.
+fn ill_typed(store: &Store, derived: &Overlay) -> Vec<(String, String)> {
+    use std::sync::LazyLock;
+    static INTEGER: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^\s*[+-]?[0-9]+\s*$").expect("valid regex"));
+    static DECIMAL: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^\s*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\s*$").expect("valid regex")
+    });
+    static FLOAT: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"^\s*([+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|[+-]?INF|NaN)\s*$",
+        )
+        .expect("valid regex")
+    });
+    static BOOLEAN: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"^\s*(true|false|1|0)\s*$").expect("valid regex"));
+    let view = View::new(&store.quads, derived);
+    let dict = &store.dict;
+    let mut lexical_space: hashbrown::HashMap<TermId, Option<&regex::Regex>> =
+        hashbrown::HashMap::new();
+    let mut out = Vec::new();
+    for id in (0..dict.end().0).map(TermId) {
+        let TermRef::Literal {
+            lexical,
+            kind: crate::store::LiteralKind::Typed(dt),
+        } = dict.term(id)
+        else {
+            continue;
+        };
+        let space = *lexical_space
+            .entry(dt)
+            .or_insert_with(|| match dict.term(dt) {
+                TermRef::Iri(iri) => {
+                    let text = iri.to_string();
+                    match text.strip_prefix("http://www.w3.org/2001/XMLSchema#") {
+                        _ if crate::exec::value::is_integer_type(&text) => Some(&*INTEGER),
+                        Some("decimal") => Some(&*DECIMAL),
+                        Some("float" | "double") => Some(&*FLOAT),
+                        Some("boolean") => Some(&*BOOLEAN),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            });
+        if space.is_none_or(|re| re.is_match(lexical)) {
+            continue;
+        }
+        if let Some([s, p, _]) = view
+            .scan(TermId::DEFAULT_GRAPH, &[None, None, Some(id)])
+            .next()
+        {
+            let shown = |t: TermId| match dict.term(t) {
+                TermRef::Blank(_) => "a blank node".to_owned(),
+                _ => dict.display(t),
+            };
+            out.push((
+                format!("{ID_PREFIX}dt-not-type"),
+                format!(
+                    "{} (object of {} {}) is not a value of its datatype",
+                    shown(id),
+                    shown(s),
+                    shown(p)
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// A consistency check.

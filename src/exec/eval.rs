@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use hashbrown::HashMap;
 use regex::{Regex, RegexBuilder};
@@ -22,13 +23,19 @@ use super::value::{
     parse_double, parse_integer, str_of, view,
 };
 
+/// A compiled regex, or `None` for a pattern that does not compile.
+type Compiled = Option<Rc<Regex>>;
+
 /// What expressions read besides the row: the evaluation time, the base IRI, and caches.
 pub struct Env {
     /// What NOW() returns (fixed for a whole run).
     pub now: DateTime,
     /// The base IRI `IRI()` resolves against.
     pub base: Option<oxiri::Iri<String>>,
-    regexes: RefCell<HashMap<(String, String), Option<Regex>>>,
+    /// Compiled regexes by (pattern, flags), shared (a cloned `Regex` starts with empty match caches); the last
+    /// one used is looked up without building a key.
+    regexes: RefCell<HashMap<(String, String), Compiled>>,
+    last_regex: RefCell<Option<(String, String, Compiled)>>,
     rng: RefCell<fastrand::Rng>,
 }
 
@@ -39,17 +46,29 @@ impl Env {
             now,
             base: base.and_then(|b| oxiri::Iri::parse(b).ok()),
             regexes: RefCell::new(HashMap::new()),
+            last_regex: RefCell::new(None),
             rng: RefCell::new(fastrand::Rng::new()),
         }
     }
 
-    fn regex(&self, pattern: &str, flags: &str) -> Option<Regex> {
-        let key = (pattern.to_owned(), flags.to_owned());
-        if let Some(r) = self.regexes.borrow().get(&key) {
-            return r.clone();
+    fn regex(&self, pattern: &str, flags: &str) -> Option<Rc<Regex>> {
+        if let Some((p, f, r)) = &*self.last_regex.borrow() {
+            if p == pattern && f == flags {
+                return r.clone();
+            }
         }
-        let compiled = compile_regex(pattern, flags);
-        self.regexes.borrow_mut().insert(key, compiled.clone());
+        let key = (pattern.to_owned(), flags.to_owned());
+        let found = self.regexes.borrow().get(&key).cloned();
+        let compiled = match found {
+            Some(r) => r,
+            None => {
+                let r = compile_regex(pattern, flags).map(Rc::new);
+                self.regexes.borrow_mut().insert(key, r.clone());
+                r
+            }
+        };
+        *self.last_regex.borrow_mut() =
+            Some((pattern.to_owned(), flags.to_owned(), compiled.clone()));
         compiled
     }
 }
