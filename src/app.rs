@@ -276,6 +276,18 @@ pub struct Capped {
 #[diagnostic(code(reasonctl::datalog::no_facts), severity(Warning))]
 pub struct RuleWarning(String);
 
+/// A list the OWL 2 RL list rules do not read.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{0}")]
+#[diagnostic(
+    code(reasonctl::owl2rl::unread_list),
+    severity(Warning),
+    help(
+        "shorten the list (an intersection of intersections, a chain of chains); longer lists would need a rule joining one pattern per member"
+    )
+)]
+pub struct UnreadList(String);
+
 impl From<load::LoadError> for Failure {
     fn from(e: load::LoadError) -> Self {
         Failure::input(e)
@@ -382,6 +394,9 @@ fn reason(
                 });
             }
         };
+        for w in &closure.unread_lists {
+            warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
+        }
         let rest = datalog::Options {
             budget: options
                 .budget

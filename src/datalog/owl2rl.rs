@@ -79,6 +79,8 @@ pub struct Closure {
     pub overlay: Overlay,
     /// The run.
     pub report: Report,
+    /// Lists the list rules do not read ([`unread_lists`]).
+    pub unread_lists: Vec<String>,
 }
 
 /// Runs the OWL 2 RL rules over `store` (within `options`' budget), then the consistency checks over the
@@ -113,6 +115,7 @@ pub fn materialize(
         program,
         overlay,
         report,
+        unread_lists: unread_lists(store),
     })
 }
 
@@ -229,6 +232,15 @@ fn list(var: &str, n: usize) -> String {
 
 /// The lengths of the well-formed lists that are objects of `owl:{predicate}` in the default graph, ascending.
 fn list_lengths(store: &Store, predicate: &str) -> Vec<usize> {
+    let (mut lengths, _) = lists(store, predicate);
+    lengths.sort_unstable();
+    lengths.dedup();
+    lengths
+}
+
+/// The lists that are objects of `owl:{predicate}` in the default graph: the lengths of the well-formed ones
+/// (with repeats), and the subjects of those longer than [`MAX_LIST`] (or cyclic).
+fn lists(store: &Store, predicate: &str) -> (Vec<usize>, Vec<TermId>) {
     const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
     let iri = |name: &str| store.dict.lookup_iri(name);
     let (Some(p), Some(first), Some(rest), Some(nil), Some(index)) = (
@@ -238,7 +250,7 @@ fn list_lengths(store: &Store, predicate: &str) -> Vec<usize> {
         iri(&format!("{RDF}nil")),
         store.quads.graph(TermId::DEFAULT_GRAPH),
     ) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     // The one object of (s, p), if there is exactly one.
     let one = |s: TermId, p: TermId| -> Option<TermId> {
@@ -248,25 +260,51 @@ fn list_lengths(store: &Store, predicate: &str) -> Vec<usize> {
         }
     };
     let (perm, keys) = index.range(&[None, Some(p), None]);
-    let mut lengths: Vec<usize> = keys
-        .iter()
-        .filter_map(|&key| {
-            let mut node = perm.to_triple(key)[2];
-            let mut n = 0;
-            while node != nil {
-                one(node, first)?;
-                node = one(node, rest)?;
-                n += 1;
-                if n > MAX_LIST {
-                    return None;
+    let mut lengths = Vec::new();
+    let mut long = Vec::new();
+    for &key in keys {
+        let [subject, _, mut node] = perm.to_triple(key);
+        let mut n = 0;
+        let mut well_formed = true;
+        while node != nil && n <= MAX_LIST {
+            match (one(node, first), one(node, rest)) {
+                (Some(_), Some(next)) => node = next,
+                _ => {
+                    well_formed = false;
+                    break;
                 }
             }
-            (n > 0).then_some(n)
-        })
-        .collect();
-    lengths.sort_unstable();
-    lengths.dedup();
-    lengths
+            n += 1;
+        }
+        match (well_formed, n) {
+            (false, _) | (true, 0) => {}
+            (true, n) if n > MAX_LIST => long.push(subject),
+            (true, n) => lengths.push(n),
+        }
+    }
+    (lengths, long)
+}
+
+/// What the list rules do not read: one line per list longer than [`MAX_LIST`] members (or cyclic).
+pub fn unread_lists(store: &Store) -> Vec<String> {
+    let rules = [
+        ("intersectionOf", "cls-int1"),
+        ("propertyChainAxiom", "prp-spo2"),
+        ("hasKey", "prp-key"),
+    ];
+    let mut out = Vec::new();
+    for (predicate, rule) in rules {
+        for subject in lists(store, predicate).1 {
+            let shown = match store.dict.term(subject) {
+                TermRef::Blank(_) => "a blank node".to_owned(),
+                _ => store.dict.display(subject),
+            };
+            out.push(format!(
+                "the owl:{predicate} list of {shown} has more than {MAX_LIST} members (or is cyclic); {ID_PREFIX}{rule} does not read it"
+            ));
+        }
+    }
+    out
 }
 
 /// Runs the consistency checks over asserted ⊕ `derived` facts, within `timeout`: every clash found, as (rule,
@@ -547,6 +585,18 @@ mod tests {
                 "owl2rl:prp-spo2/2",
                 "owl2rl:prp-key/1"
             ]
+        );
+        assert!(unread_lists(&store).is_empty());
+        let members: String = (0..=MAX_LIST).map(|i| format!(" :m{i}")).collect();
+        let long = turtle(&format!(
+            "@prefix owl: <http://www.w3.org/2002/07/owl#> . @prefix : <http://e/> . :A owl:intersectionOf ({members}) ."
+        ));
+        assert!(list_lengths(&long, "intersectionOf").is_empty());
+        assert_eq!(
+            unread_lists(&long),
+            [format!(
+                "the owl:intersectionOf list of <http://e/A> has more than {MAX_LIST} members (or is cyclic); owl2rl:cls-int1 does not read it"
+            )]
         );
     }
 
