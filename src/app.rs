@@ -362,151 +362,55 @@ fn reason(
     let options = datalog::Options {
         schedule: settings.schedule,
         budget: settings.budget.clone(),
-        now: settings.now.unwrap_or_else(DateTime::now),
-        parallel: true,
         closure: settings.closure,
-        path_limit: crate::exec::DEFAULT_PATH_LIMIT,
+        ..datalog::Options::new(settings.now.unwrap_or_else(DateTime::now))
     };
-    // --owl2rl: the OWL 2 RL closure first; it is the rules' input, and what it spent comes off their budget.
-    let (prior, owl, options) = if settings.owl2rl {
-        // The refusal of --schedule whole-program comes before the closure, not after it.
-        let nonmonotone = program.nonmonotone_rules();
-        if settings.schedule == Schedule::WholeProgram && !nonmonotone.is_empty() {
-            return Err(Failure {
-                report: Report::new(RunError::WholeProgramNonMonotone {
-                    rules: nonmonotone.join(", "),
-                }),
-                exit_code: 1,
-                broken_pipe: false,
-            });
-        }
-        let closure = match datalog::owl2rl::materialize(store, &options, progress) {
-            Ok(c) => c,
-            Err(e) => {
-                let exit_code = match e {
-                    datalog::owl2rl::Owl2RlError::CheckTimeout { .. } => 3,
-                    _ => 1,
-                };
-                return Err(Failure {
-                    report: Report::new(e),
-                    exit_code,
-                    broken_pipe: false,
-                });
+    let outcome = if settings.owl2rl {
+        datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
+            for w in &done.unread_lists {
+                warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
             }
-        };
-        for w in &closure.unread_lists {
-            warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
-        }
-        let rest = datalog::Options {
-            budget: options
-                .budget
-                .after(closure.report.derived, closure.report.elapsed),
-            ..options
-        };
-        (
-            closure.overlay,
-            Some((closure.program, closure.report)),
-            rest,
-        )
+            (done.program, done.overlay, done.report)
+        })
     } else {
-        (Overlay::new(), None, options)
+        datalog::materialize(&program, store, &options, progress)
+            .map(|(overlay, report)| (program, overlay, report))
     };
-    // A capped OWL closure is incomplete input to rules that negate or aggregate.
-    if let Some((_, owl_report)) = &owl
-        && let Some(reason) = owl_report.capped
-    {
-        let nonmonotone = program.nonmonotone_rules();
-        if !nonmonotone.is_empty() {
-            let report = combined_report(owl_report.clone(), RunReport::default(), &program);
-            write_stats(settings, &report)?;
-            return Err(Failure {
-                report: Report::new(RunError::ResourceLimit {
-                    reason: reason.name(),
-                    rules: nonmonotone.join(", "),
-                    report: Box::new(report),
-                }),
-                exit_code: 3,
-                broken_pipe: false,
-            });
-        }
-    }
-    let outcome = if owl.as_ref().is_some_and(|(_, r)| r.capped.is_some()) {
-        // The OWL run was capped (and the rules are positive): they are pending, not run.
-        Ok((prior, RunReport::default()))
-    } else {
-        datalog::materialize_over(&program, store, &options, progress, prior)
-    };
-    let (overlay, report) = match outcome {
+    let (program, overlay, report) = match outcome {
         Ok(done) => done,
-        Err(e @ RunError::WholeProgramNonMonotone { .. }) => {
-            return Err(Failure {
-                report: Report::new(e),
-                exit_code: 1,
-                broken_pipe: false,
-            });
-        }
         Err(RunError::ResourceLimit {
             reason,
             rules,
             report,
         }) => {
-            let report = match &owl {
-                Some((_, owl_report)) => combined_report(owl_report.clone(), *report, &program),
-                None => *report,
-            };
             write_stats(settings, &report)?;
             return Err(Failure {
                 report: Report::new(RunError::ResourceLimit {
                     reason,
                     rules,
-                    report: Box::new(report),
+                    report,
                 }),
                 exit_code: 3,
                 broken_pipe: false,
             });
         }
-    };
-    let (program, report) = match owl {
-        Some((owl_program, owl_report)) => {
-            let report = combined_report(owl_report, report, &program);
-            let mut rules = owl_program.rules;
-            rules.extend(program.rules);
-            (datalog::Program::new(rules), report)
+        Err(e) => {
+            let exit_code = match e {
+                RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::CheckTimeout { .. }) => 3,
+                _ => 1,
+            };
+            return Err(Failure {
+                report: Report::new(e),
+                exit_code,
+                broken_pipe: false,
+            });
         }
-        None => (program, report),
     };
     for w in &report.warnings {
         warn(format_args!("{:?}", Report::new(RuleWarning(w.clone()))));
     }
     write_stats(settings, &report)?;
     Ok((program, overlay, Some(report)))
-}
-
-/// The report of an OWL 2 RL run followed by the rules' run: counts added, stages and rules one after the other.
-/// A capped OWL run leaves every rule of `program` pending.
-fn combined_report(owl: RunReport, rules: RunReport, program: &datalog::Program) -> RunReport {
-    let mut pending = owl.pending_rules;
-    if owl.capped.is_some() {
-        pending.extend(program.rules.iter().map(|r| r.id.clone()));
-    } else {
-        pending.extend(rules.pending_rules);
-    }
-    let mut capped_rules = owl.capped_rules;
-    capped_rules.extend(rules.capped_rules);
-    let mut stages = owl.stages;
-    stages.extend(rules.stages);
-    let mut per_rule = owl.rules;
-    per_rule.extend(rules.rules);
-    RunReport {
-        derived: owl.derived + rules.derived,
-        capped: owl.capped.or(rules.capped),
-        capped_rules,
-        pending_rules: pending,
-        stages,
-        rules: per_rule,
-        warnings: rules.warnings,
-        elapsed: owl.elapsed + rules.elapsed,
-    }
 }
 
 /// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,

@@ -61,6 +61,21 @@ pub enum RunError {
         /// The run's report (for `--stats`).
         report: Box<Report>,
     },
+    /// The OWL 2 RL closure ahead of the rules gave no answer (inconsistent data, or checks past the deadline).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Owl2Rl(#[from] owl2rl::Owl2RlError),
+}
+
+/// Refuses `WholeProgram` for a program that negates or aggregates.
+fn refuse_whole_program(program: &Program, options: &Options) -> Result<(), RunError> {
+    let rules = program.nonmonotone_rules();
+    if options.schedule == Schedule::WholeProgram && !rules.is_empty() {
+        return Err(RunError::WholeProgramNonMonotone {
+            rules: rules.join(", "),
+        });
+    }
+    Ok(())
 }
 
 /// Runs a validated, stratified program: refuses `WholeProgram` for a program that negates or aggregates, and
@@ -83,14 +98,7 @@ pub fn materialize_over(
     progress: &dyn FixpointProgress,
     prior: Overlay,
 ) -> Result<(Overlay, Report), RunError> {
-    if options.schedule == Schedule::WholeProgram {
-        let rules = program.nonmonotone_rules();
-        if !rules.is_empty() {
-            return Err(RunError::WholeProgramNonMonotone {
-                rules: rules.join(", "),
-            });
-        }
-    }
+    refuse_whole_program(program, options)?;
     let (overlay, report) = run_over(program, store, options, progress, prior);
     if let Some(reason) = report.capped {
         let nonmonotone = program.nonmonotone_rules();

@@ -8,10 +8,11 @@ mod lubm_gen;
 use std::collections::HashSet;
 use std::path::Path;
 
-use reasonctl::datalog::{self, Budget, NoProgress as NoRunProgress, Options, Program, Schedule};
+use reasonctl::datalog::{self, NoProgress as NoRunProgress, Options, Program};
 use reasonctl::exec::datetime::DateTime;
 use reasonctl::rules::source::split_file;
 use reasonctl::store::load::{DataFormat, Loader, NoProgress};
+use reasonctl::store::well_known::XSD_DATE_TIME;
 use reasonctl::store::{Overlay, Store, TermSource};
 
 fn store(data: &[u8], tbox: Option<&str>) -> Store {
@@ -34,18 +35,7 @@ fn store(data: &[u8], tbox: Option<&str>) -> Store {
 }
 
 fn options() -> Options {
-    Options {
-        schedule: Schedule::Staged,
-        budget: Budget::default(),
-        now: DateTime::parse(
-            "2026-01-01T00:00:00Z",
-            reasonctl::store::well_known::XSD_DATE_TIME,
-        )
-        .expect("time"),
-        parallel: true,
-        closure: true,
-        path_limit: reasonctl::exec::DEFAULT_PATH_LIMIT,
-    }
+    Options::new(DateTime::parse("2026-01-01T00:00:00Z", XSD_DATE_TIME).expect("time"))
 }
 
 /// The derived facts as N-Triples-like text (the two runs have dictionaries of their own).

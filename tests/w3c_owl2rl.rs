@@ -17,10 +17,11 @@ use libtest_mimic::{Arguments, Failed, Trial};
 use oxrdf::{NamedOrBlankNode, Term};
 use oxttl::NTriplesParser;
 use reasonctl::datalog::owl2rl::{self, Owl2RlError};
-use reasonctl::datalog::{Budget, NoProgress as NoRunProgress, Options, Schedule};
+use reasonctl::datalog::{NoProgress as NoRunProgress, Options};
 use reasonctl::exec::datetime::DateTime;
 use reasonctl::query::{self, Answer, RunOptions};
 use reasonctl::store::load::{DataFormat, Loader, NoProgress};
+use reasonctl::store::well_known::XSD_DATE_TIME;
 use reasonctl::store::{Overlay, Store, View};
 
 fn suite() -> PathBuf {
@@ -76,18 +77,7 @@ fn load(path: &Path) -> Store {
 }
 
 fn options() -> Options {
-    Options {
-        schedule: Schedule::Staged,
-        budget: Budget::default(),
-        now: DateTime::parse(
-            "2026-01-01T00:00:00Z",
-            reasonctl::store::well_known::XSD_DATE_TIME,
-        )
-        .expect("time"),
-        parallel: true,
-        closure: true,
-        path_limit: reasonctl::exec::DEFAULT_PATH_LIMIT,
-    }
+    Options::new(DateTime::parse("2026-01-01T00:00:00Z", XSD_DATE_TIME).expect("time"))
 }
 
 /// An ASK query for the graph in `path`, its blank nodes as variables.

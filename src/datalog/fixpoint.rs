@@ -65,6 +65,20 @@ pub struct Options {
     pub path_limit: usize,
 }
 
+impl Options {
+    /// Staged, no limits, rules of a pass in parallel, closures compiled, the default path limit; NOW() is `now`.
+    pub fn new(now: DateTime) -> Self {
+        Self {
+            schedule: Schedule::Staged,
+            budget: Budget::default(),
+            now,
+            parallel: true,
+            closure: true,
+            path_limit: crate::exec::DEFAULT_PATH_LIMIT,
+        }
+    }
+}
+
 /// Shows a run's progress (the application draws it).
 pub trait FixpointProgress: Sync {
     /// A pass finished: stage (0-based) of `stages`, pass number, facts derived so far.

@@ -11,7 +11,10 @@ use std::path::Path;
 use miette::Diagnostic;
 use thiserror::Error;
 
-use super::{FixpointProgress, Options, Program, Report, run};
+use super::{
+    FixpointProgress, Options, Program, Report, RunError, materialize_over, refuse_whole_program,
+    run,
+};
 use crate::exec::datetime::DateTime;
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::model::{Language, Origin};
@@ -117,6 +120,99 @@ pub fn materialize(
         report,
         unread_lists: unread_lists(store),
     })
+}
+
+/// What `--owl2rl` followed by the rules gives: the OWL rules and then the rules as one program (for `explain`),
+/// every derived fact, the combined report, and the lists the list rules did not read.
+pub struct WithRules {
+    /// OWL 2 RL rules first, then the rules.
+    pub program: Program,
+    /// OWL's facts and the rules'.
+    pub overlay: Overlay,
+    /// Both runs, one after the other.
+    pub report: Report,
+    /// See [`unread_lists`].
+    pub unread_lists: Vec<String>,
+}
+
+/// `--owl2rl`: the OWL 2 RL closure first; it is `program`'s input, and what it spent comes off its budget. A
+/// capped closure leaves the rules pending, and fails the run if they negate or aggregate (their input is
+/// incomplete); `--schedule whole-program` is refused before the closure runs.
+pub fn then_rules(
+    program: Program,
+    store: &mut Store,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> Result<WithRules, RunError> {
+    refuse_whole_program(&program, options)?;
+    let closure = materialize(store, options, progress)?;
+    let (overlay, report) = match closure.report.capped {
+        Some(reason) => {
+            let nonmonotone = program.nonmonotone_rules();
+            if !nonmonotone.is_empty() {
+                return Err(RunError::ResourceLimit {
+                    reason: reason.name(),
+                    rules: nonmonotone.join(", "),
+                    report: Box::new(combined_report(closure.report, Report::default(), &program)),
+                });
+            }
+            (closure.overlay, Report::default())
+        }
+        None => {
+            let rest = Options {
+                budget: options
+                    .budget
+                    .after(closure.report.derived, closure.report.elapsed),
+                ..options.clone()
+            };
+            match materialize_over(&program, store, &rest, progress, closure.overlay) {
+                Ok(done) => done,
+                Err(mut e) => {
+                    if let RunError::ResourceLimit { report, .. } = &mut e {
+                        let rules = std::mem::take(&mut **report);
+                        **report = combined_report(closure.report, rules, &program);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    };
+    let report = combined_report(closure.report, report, &program);
+    let mut rules = closure.program.rules;
+    rules.extend(program.rules);
+    Ok(WithRules {
+        program: Program::new(rules),
+        overlay,
+        report,
+        unread_lists: closure.unread_lists,
+    })
+}
+
+/// The report of an OWL 2 RL run followed by the rules' run: counts added, stages and rules one after the other.
+/// A capped OWL run leaves every rule of `program` pending.
+fn combined_report(owl: Report, rules: Report, program: &Program) -> Report {
+    let mut pending = owl.pending_rules;
+    if owl.capped.is_some() {
+        pending.extend(program.rules.iter().map(|r| r.id.clone()));
+    } else {
+        pending.extend(rules.pending_rules);
+    }
+    let mut capped_rules = owl.capped_rules;
+    capped_rules.extend(rules.capped_rules);
+    let mut stages = owl.stages;
+    stages.extend(rules.stages);
+    let mut per_rule = owl.rules;
+    per_rule.extend(rules.rules);
+    Report {
+        derived: owl.derived + rules.derived,
+        capped: owl.capped.or(rules.capped),
+        capped_rules,
+        pending_rules: pending,
+        stages,
+        rules: per_rule,
+        warnings: rules.warnings,
+        elapsed: owl.elapsed + rules.elapsed,
+    }
 }
 
 /// The data is inconsistent under the OWL 2 RL rules.
