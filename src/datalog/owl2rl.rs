@@ -611,6 +611,8 @@ fn out_of_range(store: &Store, derived: &Overlay) -> Vec<(String, String)> {
         _ => dict.display(t),
     };
     let mut out = Vec::new();
+    // A literal's family by its datatype, worked out once per datatype (not per fact).
+    let mut families: hashbrown::HashMap<TermId, Option<&'static str>> = hashbrown::HashMap::new();
     for [p, _, dt] in view.scan(g, &[None, Some(range), None]) {
         let Some(due) = family(dict, dt) else {
             continue;
@@ -625,7 +627,7 @@ fn out_of_range(store: &Store, derived: &Overlay) -> Vec<(String, String)> {
                     (Some("string"), false)
                 }
                 crate::store::LiteralKind::Typed(own) => (
-                    family(dict, own),
+                    *families.entry(own).or_insert_with(|| family(dict, own)),
                     own == crate::store::well_known::XSD_DECIMAL,
                 ),
             };
