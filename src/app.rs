@@ -301,12 +301,11 @@ fn warn(text: std::fmt::Arguments<'_>) {
 
 /// Runs one command.
 pub fn run(settings: Settings) -> Result<Outcome, Failure> {
-    if let Some(threads) = settings.threads {
-        // Fails only if a pool was already built (tests running several commands in one process): keep that one.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build_global();
-    }
+    // Fails only if a pool was already built (tests running several commands in one process): keep that one.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(settings.threads.unwrap_or(0))
+        .stack_size(crate::STACK)
+        .build_global();
     let progress = Progress::new(settings.quiet);
     match settings.command {
         CommandSettings::Materialize(m) => materialize(&m, &progress),
@@ -841,7 +840,7 @@ fn rule_locations(program: &datalog::Program) -> Vec<String> {
                     .or_insert_with(|| std::fs::read_to_string(path).ok());
                 match text {
                     Some(t) => {
-                        let (line, col) = lint::locate::line_col(t, *offset);
+                        let (line, col) = crate::excerpt::line_col(t, *offset);
                         format!("{}:{line}:{col}", path.display())
                     }
                     None => path.display().to_string(),

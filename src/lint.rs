@@ -12,9 +12,10 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode};
+use miette::{Diagnostic, LabeledSpan, SourceCode};
 
 use crate::datalog::{self, Program};
+use crate::excerpt::Excerpt;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Language, Origin, RuleError, RuleSources};
 use crate::store::Store;
@@ -47,21 +48,26 @@ pub struct SourceFile {
     pub path: Option<PathBuf>,
     /// The name diagnostics show (the path, or `stored rule <subject>`).
     pub name: String,
-    named: NamedSource<String>,
+    excerpt: Excerpt,
 }
 
 impl SourceFile {
     fn new(path: Option<PathBuf>, name: String, text: String) -> Self {
         Self {
             path,
-            named: NamedSource::new(name.clone(), text),
+            excerpt: Excerpt::new(name.clone(), text),
             name,
         }
     }
 
     /// The text.
     pub fn text(&self) -> &str {
-        self.named.inner()
+        self.excerpt.text()
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> LineCol {
+        self.excerpt.line_col(offset)
     }
 }
 
@@ -121,8 +127,8 @@ impl Finding {
         let label = self.labels.first()?;
         Some((
             source,
-            locate::line_col(source.text(), label.range.start),
-            locate::line_col(source.text(), label.range.end),
+            source.line_col(label.range.start),
+            source.line_col(label.range.end),
         ))
     }
 }
@@ -154,13 +160,16 @@ impl Diagnostic for Finding {
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.source.as_deref().map(|s| &s.named as &dyn SourceCode)
+        self.source
+            .as_deref()
+            .map(|s| &s.excerpt as &dyn SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        self.source.as_ref()?;
+        let source = self.source.as_ref()?;
         Some(Box::new(self.labels.iter().enumerate().map(|(i, l)| {
-            let span = (l.range.start, l.range.len());
+            let range = source.excerpt.clip(l.range.clone());
+            let span = (range.start, range.len());
             if i == 0 {
                 LabeledSpan::new_primary_with_span(Some(l.text.clone()), span)
             } else {
@@ -423,6 +432,7 @@ impl<'t> Builder<'t> {
 fn rule_of(e: &RuleError) -> Option<&str> {
     match e {
         RuleError::Syntax { rule, .. }
+        | RuleError::TooDeep { rule, .. }
         | RuleError::NotConstruct { rule, .. }
         | RuleError::Rejected { rule, .. }
         | RuleError::UnboundHeadVar { rule, .. }
@@ -537,6 +547,12 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
             .into_iter()
             .collect()
     };
+    if let RuleError::TooDeep { at: Some(at), .. } = e {
+        return label(
+            Some(crate::excerpt::snap(&t.text, *at..*at + 1)),
+            "nested too deep here",
+        );
+    }
     match t.language {
         Language::Sparql => {
             let s = Sparql::new(&t.text);
@@ -641,7 +657,7 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 RuleError::JsonSyntax { line, column, .. } => label(
                     Some(token_at(
                         &t.text,
-                        locate::offset_of(&t.text, *line, *column),
+                        crate::excerpt::offset_of(&t.text, *line, *column),
                     )),
                     "here",
                 ),
@@ -771,7 +787,7 @@ fn syntax_position(message: &str, text: &str) -> Option<usize> {
     let rest = &message[message.find("error at ")? + "error at ".len()..];
     let (line, rest) = rest.split_once(':')?;
     let col: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    Some(locate::offset_of(
+    Some(crate::excerpt::offset_of(
         text,
         line.parse().ok()?,
         col.parse().ok()?,
@@ -781,7 +797,7 @@ fn syntax_position(message: &str, text: &str) -> Option<usize> {
 /// The prefixed name around `offset` (name characters and `:` on both sides).
 fn word_around(text: &str, offset: usize) -> Range<usize> {
     let is_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.');
-    let offset = offset.min(text.len());
+    let offset = crate::excerpt::floor_boundary(text, offset);
     let start = text[..offset]
         .char_indices()
         .rev()
@@ -793,12 +809,12 @@ fn word_around(text: &str, offset: usize) -> Range<usize> {
         .find(|(_, c)| !is_name(*c))
         .map_or(text.len(), |(i, _)| offset + i);
     let end = text[start..end].trim_end_matches('.').len() + start;
-    start..end.max(start + 1).min(text.len())
+    start..crate::excerpt::ceil_boundary(text, end.max(start + 1))
 }
 
 /// The token starting at `offset` (a run of non-space characters, at most 24), or one character.
 fn token_at(text: &str, offset: usize) -> Range<usize> {
-    let offset = offset.min(text.len());
+    let offset = crate::excerpt::floor_boundary(text, offset);
     let rest = &text[offset..];
     let len = rest
         .char_indices()
@@ -807,12 +823,11 @@ fn token_at(text: &str, offset: usize) -> Range<usize> {
         .map_or(0, |(i, c)| i + c.len_utf8());
     if len == 0 {
         // At a space or the end: point at the character before.
-        let start = text[..offset].trim_end().len().saturating_sub(1);
-        let start = (0..=start)
-            .rev()
-            .find(|&i| text.is_char_boundary(i))
-            .unwrap_or(0);
-        return start..(start + 1).min(text.len());
+        let before = text[..offset].trim_end();
+        return match before.char_indices().next_back() {
+            Some((start, c)) => start..start + c.len_utf8(),
+            None => 0..text.chars().next().map_or(0, char::len_utf8),
+        };
     }
     offset..offset + len
 }

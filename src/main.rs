@@ -18,15 +18,12 @@ fn report(text: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
-/// The stack of the thread a command runs on: deep derivation trees and deeply nested queries recurse.
-const STACK: usize = 256 << 20;
-
-/// Runs the command on a thread with a [`STACK`]-byte stack, or on this thread if the system refuses one that
-/// large; `Err` if it panicked.
+/// Runs the command on a thread with a [`reasonctl::STACK`]-byte stack, or on this thread if the system refuses one
+/// that large; `Err` if it panicked.
 fn run_on_big_stack(settings: app::Settings) -> Result<Result<app::Outcome, app::Failure>, String> {
     let (send, receive) = std::sync::mpsc::channel::<app::Settings>();
     match std::thread::Builder::new()
-        .stack_size(STACK)
+        .stack_size(reasonctl::STACK)
         .spawn(move || receive.recv().map(app::run))
     {
         Ok(handle) => {

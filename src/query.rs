@@ -7,6 +7,7 @@ use miette::{Diagnostic, SourceSpan};
 use spargebra::SparqlParser;
 use thiserror::Error;
 
+use crate::excerpt::{self, Excerpt};
 use crate::exec::datetime::DateTime;
 use crate::exec::eval::Env;
 use crate::exec::terms::Terms;
@@ -14,6 +15,7 @@ use crate::exec::{self, Cancel, Context, ExecError, Flow, ROW_UNBOUND, Rows, Sta
 use crate::ir::lower::{self, LowerError, QueryForm, TemplateTerm};
 use crate::ir::{VarId, VarSet};
 use crate::plan::{self, Dataset, Plan};
+use crate::rules::sparql::scan;
 use crate::store::{Dictionary, TermId, TermRef, TermSource, Triple, View};
 
 /// Why a query could not be prepared or run.
@@ -30,9 +32,29 @@ pub enum QueryError {
         message: String,
         /// The query text.
         #[source_code]
-        text: miette::NamedSource<String>,
+        text: Excerpt,
         /// Where.
         #[label("here")]
+        span: Option<SourceSpan>,
+    },
+    /// The query nests brackets or operators too deep.
+    #[error("the query's {what} nest deeper than {limit} levels")]
+    #[diagnostic(
+        code(reasonctl::query::too_deep),
+        help(
+            "write it flatter: ?x IN (a, b, …) for long alternatives, several FILTERs for a long &&, triple patterns through intermediate variables for a long path, fewer nested groups"
+        )
+    )]
+    TooDeep {
+        /// What nests.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+        /// The query text.
+        #[source_code]
+        text: Excerpt,
+        /// The first bracket past the limit, when known.
+        #[label("nested too deep here")]
         span: Option<SourceSpan>,
     },
     /// A construct the executor does not run.
@@ -64,13 +86,51 @@ pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Qu
     if let Some(b) = base {
         parser = parser.with_base_iri(b).map_err(|e| QueryError::Syntax {
             message: format!("bad base IRI {b}: {e}"),
-            text: miette::NamedSource::new(name, text.to_owned()),
+            text: Excerpt::new(name, text),
             span: None,
         })?;
     }
-    parser
-        .parse_query(text)
-        .map_err(|e| syntax_error(text, name, &e.to_string()))
+    if let Some(at) = scan::too_deep(text) {
+        let range = excerpt::snap(text, at..at + 1);
+        return Err(QueryError::TooDeep {
+            what: "brackets ( { [ <<",
+            limit: scan::MAX_NESTING,
+            text: Excerpt::new(name, text),
+            span: Some(SourceSpan::new(range.start.into(), range.len())),
+        });
+    }
+    // Names with characters past U+FFFF are rewritten for the parser; its errors are reported on the text as
+    // written.
+    let parsed = match scan::widen_names(text) {
+        Some(widened) => parser
+            .clone()
+            .parse_query(&widened)
+            .or_else(|_| parser.parse_query(text)),
+        None => parser.parse_query(text),
+    }
+    .map_err(|e| syntax_error(text, name, &e.to_string()))?;
+    let pattern = match &parsed {
+        spargebra::Query::Select { pattern, .. }
+        | spargebra::Query::Construct { pattern, .. }
+        | spargebra::Query::Describe { pattern, .. }
+        | spargebra::Query::Ask { pattern, .. } => pattern,
+    };
+    let template_deep = match &parsed {
+        spargebra::Query::Construct { template, .. } => template
+            .iter()
+            .any(|t| scan::term_too_deep(&t.subject) || scan::term_too_deep(&t.object)),
+        _ => false,
+    };
+    if template_deep || scan::pattern_too_deep(pattern) {
+        scan::forget_deep(parsed);
+        return Err(QueryError::TooDeep {
+            what: "operators",
+            limit: scan::MAX_DEPTH,
+            text: Excerpt::new(name, text),
+            span: None,
+        });
+    }
+    Ok(parsed)
 }
 
 /// A syntax error as a diagnostic: spargebra writes "error at L:C: expected …"; the span is rebuilt from it and
@@ -82,7 +142,9 @@ pub fn syntax_error(text: &str, name: &str, message: &str) -> QueryError {
         if let Some((pos, msg)) = rest.split_once(": ") {
             if let Some((l, c)) = pos.split_once(':') {
                 if let (Ok(line), Ok(col)) = (l.parse::<usize>(), c.parse::<usize>()) {
-                    span = offset_of(text, line, col).map(|o| SourceSpan::new(o.into(), 1));
+                    let at = excerpt::offset_of(text, line, col);
+                    let range = excerpt::snap(text, at..at + 1);
+                    span = Some(SourceSpan::new(range.start.into(), range.len()));
                     short = msg.to_owned();
                 }
             }
@@ -96,26 +158,9 @@ pub fn syntax_error(text: &str, name: &str, message: &str) -> QueryError {
     }
     QueryError::Syntax {
         message: short,
-        text: miette::NamedSource::new(name, text.to_owned()),
+        text: Excerpt::new(name, text),
         span,
     }
-}
-
-/// The byte offset of a 1-based line and column (columns in characters).
-fn offset_of(text: &str, line: usize, col: usize) -> Option<usize> {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            let within: usize = l
-                .chars()
-                .take(col.saturating_sub(1))
-                .map(char::len_utf8)
-                .sum();
-            return Some((offset + within).min(text.len().saturating_sub(1)));
-        }
-        offset += l.len();
-    }
-    None
 }
 
 /// Lowers and plans a parsed query; constants are interned into `dict`.

@@ -38,6 +38,21 @@ pub enum RuleError {
         /// The parser's message.
         message: String,
     },
+    /// The rule nests brackets or operators deeper than the parsers and the engine's walks allow.
+    #[error("rule {rule}: {what} nest deeper than {limit} levels")]
+    #[diagnostic(help("{help}"))]
+    TooDeep {
+        /// The rule id.
+        rule: String,
+        /// What nests: brackets, operators, S-expressions.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+        /// The byte offset (in the rule's text) of the first construct past the limit, when known.
+        at: Option<usize>,
+        /// The rewrite.
+        help: &'static str,
+    },
     /// The rule is a SELECT, ASK or DESCRIBE query.
     #[error(
         "rule {rule}: a rule is a CONSTRUCT query, not {form}: SPARQL rules must be CONSTRUCT … WHERE …; the template is the head"

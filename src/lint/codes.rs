@@ -6,6 +6,8 @@ use crate::rules::RuleError;
 pub const UNREADABLE: &str = "reasonctl::rules::unreadable";
 /// The rule is not valid SPARQL.
 pub const SYNTAX: &str = "reasonctl::rules::syntax";
+/// A rule nesting brackets, operators or S-expressions past the limits.
+pub const TOO_DEEP: &str = "reasonctl::rules::too_deep";
 /// A SELECT, ASK or DESCRIBE query given as a rule.
 pub const NOT_CONSTRUCT: &str = "reasonctl::rules::not_construct";
 /// OPTIONAL, MINUS, LIMIT/OFFSET, top-level GROUP BY, SERVICE, a variable head graph.
@@ -72,6 +74,10 @@ pub const NO_RULES: &str = "reasonctl::lint::no_rules";
 pub const ALL: &[(&str, &str)] = &[
     (UNREADABLE, "A rules file or folder could not be read"),
     (SYNTAX, "The rule is not valid SPARQL"),
+    (
+        TOO_DEEP,
+        "A rule nesting brackets, operators or S-expressions past the limits",
+    ),
     (
         NOT_CONSTRUCT,
         "A SELECT, ASK or DESCRIBE query given as a rule",
@@ -159,6 +165,7 @@ pub fn of(e: &RuleError) -> &'static str {
     match e {
         RuleError::Unreadable { .. } => UNREADABLE,
         RuleError::Syntax { .. } => SYNTAX,
+        RuleError::TooDeep { .. } => TOO_DEEP,
         RuleError::NotConstruct { .. } => NOT_CONSTRUCT,
         RuleError::Rejected { .. } => REJECTED_CONSTRUCT,
         RuleError::UnboundHeadVar { .. } => UNBOUND_HEAD_VAR,

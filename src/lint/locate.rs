@@ -298,14 +298,15 @@ pub fn json_strings(text: &str) -> Vec<JsonStr> {
         while i < bytes.len() && bytes[i] != b'"' {
             if bytes[i] == b'\\' && i + 1 < bytes.len() {
                 value.push_str(&text[seg..i]);
-                let esc = bytes[i + 1];
-                if esc == b'"' || esc == b'\\' || esc == b'/' {
-                    value.push(esc as char);
+                // The escaped character may be any character (an invalid escape such as `\é` included).
+                let esc = text[i + 1..].chars().next().unwrap_or('\\');
+                if matches!(esc, '"' | '\\' | '/') {
+                    value.push(esc);
                 } else {
                     value.push('\\');
-                    value.push(esc as char);
+                    value.push(esc);
                 }
-                i += 2;
+                i += 1 + esc.len_utf8();
                 seg = i;
                 continue;
             }
@@ -433,35 +434,6 @@ impl<'t> Json<'t> {
     }
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit_once('\n')
-        .map_or(before, |(_, rest)| rest)
-        .chars()
-        .count()
-        + 1;
-    (line, col)
-}
-
-/// The byte offset of a 1-based line and column (in characters); the end of the text past it.
-pub fn offset_of(text: &str, line: usize, col: usize) -> usize {
-    let mut offset = 0;
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        if i + 1 == line {
-            return offset
-                + l.char_indices()
-                    .nth(col.saturating_sub(1))
-                    .map_or(l.trim_end_matches('\n').len(), |(b, _)| b);
-        }
-        offset += l.len();
-    }
-    text.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,13 +466,5 @@ mod tests {
         assert_eq!(&text[j.key("@reverse").unwrap()], "\"@reverse\"");
         assert_eq!(&text[j.word_in_string_from(0, "knows").unwrap()], "knows");
         assert!(j.after_key("insert").unwrap() > j.after_key("where").unwrap());
-    }
-
-    #[test]
-    fn line_and_column_round_trip() {
-        let text = "ab\ncdé\nf";
-        let off = offset_of(text, 2, 3);
-        assert_eq!(&text[off..off + 2], "é");
-        assert_eq!(line_col(text, off), (2, 3));
     }
 }

@@ -180,17 +180,19 @@ impl<T: TermSource> Cx<'_, T> {
             deps.stage_count()
         );
         let cycles = deps.unstratified();
-        // Column widths of the edge lines: "    from  arrow  to  labels".
+        // Column widths of the edge lines: "    from  arrow  to  labels"; a long id is not padded to.
         let from_w = deps
             .edges
             .iter()
             .map(|e| self.id(e.from).chars().count())
+            .filter(|&n| n <= MAX_COLUMN)
             .max()
             .unwrap_or(0);
         let to_w = deps
             .edges
             .iter()
             .map(|e| e.kind.arrow().len() + 1 + self.id(e.to).chars().count())
+            .filter(|&n| n <= MAX_COLUMN)
             .max()
             .unwrap_or(0);
         for stage in 0..deps.stage_count() {
@@ -210,7 +212,7 @@ impl<T: TermSource> Cx<'_, T> {
                     let from = self.id(e.from);
                     let to = format!("{} {}", e.kind.arrow(), self.id(e.to));
                     let labels = self.labels(e);
-                    let line = format!("    {from:<from_w$}  {to:<to_w$}  ");
+                    let line = format!("    {}  {}  ", padded(from, from_w), padded(&to, to_w));
                     if line.chars().count() + labels.chars().count() <= WIDTH {
                         let _ = writeln!(out, "{line}{labels}");
                     } else {
@@ -411,6 +413,15 @@ fn wrap_list(out: &mut String, head: &str, items: &[&str]) {
     }
     out.push_str(&line);
     out.push('\n');
+}
+
+/// The widest edge column that is padded to: longer ids stand as they are.
+const MAX_COLUMN: usize = 40;
+
+/// `text` followed by spaces up to `width` characters (a format width is limited to 65,535).
+fn padded(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    format!("{text}{}", " ".repeat(width.saturating_sub(n)))
 }
 
 #[cfg(test)]

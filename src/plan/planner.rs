@@ -459,12 +459,13 @@ impl Planner<'_> {
                 _ => None,
             })
             .collect();
-        let seedable_here = |op: &Op, maybe: &VarSet, certain: &VarSet| {
-            let outer: VarSet = maybe
+        // The variables an operand may take from outside the join (its `seedable` question), once per step: the
+        // step's loop asks it of every operand.
+        let outer_of = |maybe: &VarSet, certain: &VarSet| -> VarSet {
+            maybe
                 .iter()
                 .filter(|v| !(active.contains(*v) && certain.contains(*v)))
-                .collect();
-            seedable(op, &outer)
+                .collect()
         };
         self.place_filters(&mut filters, &operands, &certain, &mut stages);
         while !operands.is_empty() {
@@ -492,6 +493,7 @@ impl Planner<'_> {
                 })
                 .collect();
             let any_ready = ready.iter().any(|r| *r);
+            let outer = outer_of(&maybe, &certain);
             for (i, op) in operands.iter().enumerate() {
                 if any_ready && !ready[i] {
                     continue;
@@ -500,7 +502,7 @@ impl Planner<'_> {
                     best = i;
                     break;
                 }
-                let per_row = if seedable_here(op, &maybe, &certain) {
+                let per_row = if seedable(op, &outer) {
                     self.estimate(op, &certain)
                 } else {
                     self.estimate(op, &VarSet::new())
@@ -523,7 +525,7 @@ impl Planner<'_> {
                     let whole = self.estimate(op, &VarSet::new());
                     rows > 10_000.0 && rows > 4.0 * whole && whole < 5e6
                 };
-            let stage = if seedable_here(op, &maybe, &certain) && !hash_pattern {
+            let stage = if seedable(op, &outer) && !hash_pattern {
                 self.plan(op, &certain)
             } else {
                 let build = self.plan(op, &VarSet::new());
@@ -566,6 +568,9 @@ impl Planner<'_> {
         certain: &VarSet,
         stages: &mut Vec<Node>,
     ) {
+        if filters.is_empty() {
+            return;
+        }
         let mut pending: VarSet = VarSet::new();
         for op in remaining {
             pending.extend(&op.vars());

@@ -16,6 +16,9 @@ use context::{Context, ExpandError};
 use head::{HeadBuilder, HeadError};
 use pattern::{Lowerer, WhereError};
 
+/// How deep serde_json lets arrays and objects nest (its default recursion limit).
+const JSON_NESTING: usize = 128;
+
 /// Parses, validates and lowers a JSON-LD rule; every problem found is returned.
 pub fn compile(
     id: &str,
@@ -25,6 +28,15 @@ pub fn compile(
 ) -> Result<Rule, Vec<RuleError>> {
     let rule = id.to_owned();
     let value: Value = serde_json::from_str(text).map_err(|e| {
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return vec![RuleError::TooDeep {
+                rule: rule.clone(),
+                what: "JSON arrays and objects",
+                limit: JSON_NESTING,
+                at: Some(crate::excerpt::offset_of(text, e.line(), e.column())),
+                help: "nest the rule's where and insert less: list patterns side by side instead of inside each other",
+            }];
+        }
         vec![RuleError::JsonSyntax {
             rule: rule.clone(),
             message: e
@@ -173,6 +185,13 @@ fn where_error(rule: &str, e: WhereError) -> RuleError {
         WhereError::UnknownKeyword(keyword) => RuleError::UnknownKeyword { rule: r, keyword },
         WhereError::UnknownFunction(name) => RuleError::UnknownFunction { rule: r, name },
         WhereError::Shape(message) => RuleError::JsonLdShape { rule: r, message },
+        WhereError::TooDeep => RuleError::TooDeep {
+            rule: r,
+            what: "a filter's parentheses",
+            limit: sexpr::MAX_NESTING,
+            at: None,
+            help: "split the expression into several filters, or nest it less (and/or take any number of operands)",
+        },
     }
 }
 

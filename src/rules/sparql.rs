@@ -2,6 +2,8 @@
 //! lowered to the query algebra. `GRAPH <g> { … }` in the template is not SPARQL 1.1 grammar, so such a rule is
 //! parsed a second time as the equivalent `INSERT { … } WHERE { … }` update, whose template holds quads.
 
+pub mod scan;
+
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{GraphNamePattern, NamedNodePattern, TermPattern};
 use spargebra::{GraphUpdateOperation, Query, SparqlParser};
@@ -22,7 +24,53 @@ struct Parsed {
     template: Vec<(TermPattern, NamedNodePattern, TermPattern, GraphNamePattern)>,
 }
 
+/// A rule whose brackets nest too deep: spargebra's parser recurses once per bracket.
+pub fn brackets_too_deep(id: &str, at: usize) -> RuleError {
+    RuleError::TooDeep {
+        rule: id.to_owned(),
+        what: "brackets ( { [ <<",
+        limit: scan::MAX_NESTING,
+        at: Some(at),
+        help: "write it flatter: join patterns inside one group instead of nesting groups, and nest expressions and triple terms less; generated rules should be generated flat",
+    }
+}
+
+/// A rule whose parsed operators nest too deep.
+pub fn operators_too_deep(id: &str) -> RuleError {
+    RuleError::TooDeep {
+        rule: id.to_owned(),
+        what: "operators (each `||`, `&&`, `+` of a chain and each `|` of a path is one level)",
+        limit: scan::MAX_DEPTH,
+        at: None,
+        help: "write long alternatives as ?x IN (a, b, …), long chains of && as several FILTERs, and long paths as triple patterns through intermediate variables",
+    }
+}
+
 fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
+    if let Some(at) = scan::too_deep(text) {
+        return Err(brackets_too_deep(id, at));
+    }
+    // Names with characters past U+FFFF are rewritten for the parser; its errors are reported on the text as
+    // written.
+    let widened = scan::widen_names(text);
+    let parsed = parse_text(id, widened.as_deref().unwrap_or(text));
+    let parsed = match (parsed, &widened) {
+        (Err(RuleError::Syntax { .. }), Some(_)) => parse_text(id, text),
+        (other, _) => other,
+    }?;
+    let deep = scan::pattern_too_deep(&parsed.body)
+        || parsed
+            .template
+            .iter()
+            .any(|(s, _, o, _)| scan::term_too_deep(s) || scan::term_too_deep(o));
+    if deep {
+        scan::forget_deep(parsed);
+        return Err(operators_too_deep(id));
+    }
+    Ok(parsed)
+}
+
+fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
     let first = match SparqlParser::new().parse_query(text) {
         Ok(Query::Construct {
             template, pattern, ..

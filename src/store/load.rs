@@ -5,7 +5,6 @@
 //! parser names anonymous nodes (`[]`, annotation reifiers) at random.
 
 use std::cell::RefCell;
-use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
@@ -13,11 +12,14 @@ use std::rc::Rc;
 use std::sync::mpsc;
 
 use hashbrown::HashMap;
-use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+use miette::{Diagnostic, SourceSpan};
+
+use crate::excerpt::Excerpt;
 use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
 use thiserror::Error;
 
 mod chunks;
+pub mod guard;
 mod lines;
 
 use super::term::{TermId, Triple};
@@ -207,6 +209,26 @@ pub enum LoadError {
         /// Why it was refused.
         message: String,
     },
+    /// Data nested deeper than the parsers may recurse.
+    #[error("{file}:{line}:{column}: {what} nest deeper than {limit} levels")]
+    #[diagnostic(
+        code(reasonctl::load::too_deep),
+        help(
+            "the parsers recurse once per level: no real dataset nests this deep; flatten the data (name nested nodes, reify through identifiers)"
+        )
+    )]
+    TooDeep {
+        /// The source name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// What nests.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+    },
     /// More distinct terms than 32-bit ids can number.
     #[error("{file}: more than {limit} distinct terms")]
     #[diagnostic(
@@ -243,7 +265,7 @@ pub struct SyntaxError {
     pub format: &'static str,
     /// The offending line.
     #[source_code]
-    pub snippet: Option<SourceWindow>,
+    pub snippet: Option<Excerpt>,
     /// The error's position.
     #[label("here")]
     pub span: Option<SourceSpan>,
@@ -406,7 +428,19 @@ impl Loader {
         }
         let (tx, rx) = mpsc::sync_channel::<Parsed>(8);
         std::thread::scope(|scope| {
-            scope.spawn(move || parse_batches(parser, reader, name, format, progress, tx));
+            // The parsers recurse once per nested term (oxjsonld per JSON level, oxrdfio per triple term): the
+            // parser thread gets the command thread's stack, and the nesting guard bounds the depth.
+            let spawned = std::thread::Builder::new()
+                .stack_size(crate::STACK)
+                .spawn_scoped(scope, move || {
+                    parse_batches(parser, reader, name, format, progress, tx)
+                });
+            if let Err(e) = spawned {
+                return Err(LoadError::Unreadable {
+                    path: name.into(),
+                    source: e,
+                });
+            }
             let mut blank = super::dictionary::blank_scope();
             let mut last_graph: Option<(oxrdf::GraphName, usize)> = None;
             for message in rx {
@@ -510,16 +544,32 @@ fn parse_batches(
         },
         kept: Rc::clone(&kept),
     };
-    let mut quads = parser.for_reader(tail);
+    let family = match format {
+        DataFormat::Turtle | DataFormat::Trig | DataFormat::NTriples | DataFormat::NQuads => {
+            guard::Family::Turtle
+        }
+        DataFormat::RdfXml => guard::Family::Xml,
+        DataFormat::JsonLd => guard::Family::Json,
+    };
+    let mut quads = parser.for_reader(guard::Guard::new(tail, family));
     let mut batch = Vec::with_capacity(BATCH);
     for next in quads.by_ref() {
         match next {
             Ok(q) => batch.push(q),
             Err(e) => {
                 let error = match e {
-                    RdfParseError::Io(e) => LoadError::Unreadable {
-                        path: PathBuf::from(name),
-                        source: e,
+                    RdfParseError::Io(e) => match guard::too_deep(&e) {
+                        Some(deep) => LoadError::TooDeep {
+                            file: name.to_owned(),
+                            line: deep.line,
+                            column: deep.column,
+                            what: deep.what,
+                            limit: deep.limit,
+                        },
+                        None => LoadError::Unreadable {
+                            path: PathBuf::from(name),
+                            source: e,
+                        },
                     },
                     RdfParseError::Syntax(e) => {
                         syntax_error(name, format, &e.to_string(), e.location(), &kept.borrow())
@@ -631,8 +681,8 @@ fn syntax_error(
     let len = location.end.offset.saturating_sub(offset).max(1);
     let snippet = tail.window(name, offset, location.start.line);
     let span = snippet.as_ref().map(|w| {
-        let available = (w.offset + w.text.len() as u64).saturating_sub(offset);
-        SourceSpan::new((offset as usize).into(), len.min(available) as usize)
+        let r = w.clip(offset as usize..(offset + len) as usize);
+        SourceSpan::new(r.start.into(), r.len())
     });
     LoadError::Syntax(Box::new(SyntaxError {
         file: name.to_owned(),
@@ -730,7 +780,7 @@ impl Kept {
     }
 
     /// The line holding `offset` (cut to about 160 characters around it), if the kept bytes still hold it.
-    fn window(&self, name: &str, offset: u64, line: u64) -> Option<SourceWindow> {
+    fn window(&self, name: &str, offset: u64, line: u64) -> Option<Excerpt> {
         let end_all = self.start + self.kept.len() as u64;
         if offset < self.start || offset > end_all {
             return None;
@@ -756,12 +806,16 @@ impl Kept {
             to += 1;
         }
         let text = String::from_utf8_lossy(&self.kept[from..to]).into_owned();
-        Some(SourceWindow {
-            name: name.to_owned(),
+        let column = String::from_utf8_lossy(&self.kept[line_start..from])
+            .chars()
+            .count();
+        Some(Excerpt::part(
+            name,
             text,
-            offset: self.start + from as u64,
-            line: line as usize,
-        })
+            (self.start as usize) + from,
+            line as usize,
+            column,
+        ))
     }
 }
 
@@ -774,57 +828,6 @@ impl<R: Read> Read for Tail<R> {
         let n = self.inner.read(buf)?;
         self.kept.borrow_mut().push(&buf[..n]);
         Ok(n)
-    }
-}
-
-/// One excerpt of an input, placed at its real offset and line so diagnostics show true line numbers.
-#[derive(Clone)]
-pub struct SourceWindow {
-    name: String,
-    text: String,
-    /// Byte offset of `text` in the whole input.
-    offset: u64,
-    /// 0-based line number of `text`'s first line.
-    line: usize,
-}
-
-impl fmt::Debug for SourceWindow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {:?}", self.name, self.line + 1, self.text)
-    }
-}
-
-impl SourceWindow {
-    /// The excerpt's text.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-}
-
-impl SourceCode for SourceWindow {
-    fn read_span<'a>(
-        &'a self,
-        span: &SourceSpan,
-        context_lines_before: usize,
-        context_lines_after: usize,
-    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let base = self.offset as usize;
-        let local_offset = span
-            .offset()
-            .checked_sub(base)
-            .ok_or(MietteError::OutOfBounds)?;
-        let local = SourceSpan::new(local_offset.into(), span.len());
-        let inner = self
-            .text
-            .read_span(&local, context_lines_before, context_lines_after)?;
-        Ok(Box::new(MietteSpanContents::new_named(
-            self.name.clone(),
-            inner.data(),
-            SourceSpan::new((inner.span().offset() + base).into(), inner.span().len()),
-            inner.line() + self.line,
-            inner.column(),
-            inner.line_count(),
-        )))
     }
 }
 

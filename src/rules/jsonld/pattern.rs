@@ -36,6 +36,17 @@ pub enum WhereError {
     UnknownFunction(String),
     /// Anything else malformed.
     Shape(String),
+    /// A filter expression nests deeper than its limit.
+    TooDeep,
+}
+
+impl From<sexpr::SExprError> for WhereError {
+    fn from(e: sexpr::SExprError) -> Self {
+        match e {
+            sexpr::SExprError::Shape(message) => WhereError::Shape(message),
+            sexpr::SExprError::TooDeep => WhereError::TooDeep,
+        }
+    }
 }
 
 impl From<ExpandError> for WhereError {
@@ -706,7 +717,7 @@ impl<'a> Lowerer<'a> {
         for item in select {
             match item {
                 Value::String(s) if s.starts_with('?') => projected.push((s[1..].to_owned(), None)),
-                other => match sexpr::from_value(other).map_err(WhereError::Shape)? {
+                other => match sexpr::from_value(other)? {
                     SExpr::List(l)
                         if l.len() == 3
                             && matches!(&l[0], SExpr::Word(w) if w.eq_ignore_ascii_case("as")) =>
@@ -769,13 +780,13 @@ impl<'a> Lowerer<'a> {
                     .iter()
                     .map(|e| {
                         sexpr::from_value(e)
-                            .map_err(WhereError::Shape)
+                            .map_err(WhereError::from)
                             .and_then(|s| self.expr(&s, Some(&mut aggregates)))
                     })
                     .collect::<R<_>>()?,
                 Some(other) => vec![
                     sexpr::from_value(other)
-                        .map_err(WhereError::Shape)
+                        .map_err(WhereError::from)
                         .and_then(|s| self.expr(&s, Some(&mut aggregates)))?,
                 ],
             };
@@ -807,7 +818,7 @@ impl<'a> Lowerer<'a> {
             };
             let mut keys: Vec<(Expr, bool)> = Vec::new();
             for item in &order {
-                let e = sexpr::from_value(item).map_err(WhereError::Shape)?;
+                let e = sexpr::from_value(item)?;
                 let (inner, desc) = match &e {
                     SExpr::List(l)
                         if l.len() == 2
@@ -861,7 +872,7 @@ impl<'a> Lowerer<'a> {
 
     /// A filter or bind expression given as a JSON value.
     pub fn expr_value(&mut self, v: &Value) -> R<Expr> {
-        let s = sexpr::from_value(v).map_err(WhereError::Shape)?;
+        let s = sexpr::from_value(v)?;
         self.expr(&s, None)
     }
 

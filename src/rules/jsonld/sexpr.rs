@@ -24,13 +24,45 @@ pub enum SExpr {
     Word(String),
 }
 
+/// Why an expression given in a rule does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SExprError {
+    /// It is malformed: what is wrong.
+    Shape(String),
+    /// Its parentheses nest deeper than [`MAX_NESTING`].
+    TooDeep,
+}
+
+impl From<String> for SExprError {
+    fn from(message: String) -> Self {
+        SExprError::Shape(message)
+    }
+}
+
+/// The most parentheses an S-expression may nest (the parser and every walk over an expression recurse once per
+/// level), as SPARQL's bracket limit.
+pub const MAX_NESTING: usize = crate::rules::sparql::scan::MAX_NESTING;
+
 /// Parses an S-expression string.
-pub fn parse(text: &str) -> Result<SExpr, String> {
+pub fn parse(text: &str) -> Result<SExpr, SExprError> {
     let tokens = tokenize(text)?;
+    let mut depth = 0usize;
+    for t in &tokens {
+        match t {
+            Token::Open => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Err(SExprError::TooDeep);
+                }
+            }
+            Token::Close => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
     let mut pos = 0;
     let expr = parse_tokens(&tokens, &mut pos)?;
     if pos != tokens.len() {
-        return Err(format!("unexpected text after the expression in {text:?}"));
+        return Err(format!("unexpected text after the expression in {text:?}").into());
     }
     Ok(expr)
 }
@@ -193,11 +225,11 @@ pub fn from_data(value: &Value) -> Result<SExpr, String> {
 }
 
 /// An expression given in a rule: an S-expression string, or the data form.
-pub fn from_value(value: &Value) -> Result<SExpr, String> {
+pub fn from_value(value: &Value) -> Result<SExpr, SExprError> {
     match value {
         Value::String(s) if s.trim_start().starts_with('(') => parse(s),
         Value::String(s) => Ok(atom(s.trim())),
-        other => from_data(other),
+        other => Ok(from_data(other)?),
     }
 }
 
@@ -278,5 +310,17 @@ mod tests {
         assert!(parse("(> ?a 1").is_err());
         assert!(parse("(> ?a \"x)").is_err());
         assert!(parse("(> ?a 1))").is_err());
+        let deep = format!(
+            "{}true{}",
+            "(not ".repeat(MAX_NESTING + 1),
+            ")".repeat(MAX_NESTING + 1)
+        );
+        assert_eq!(parse(&deep), Err(SExprError::TooDeep));
+        let ok = format!(
+            "{}true{}",
+            "(not ".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        assert!(parse(&ok).is_ok());
     }
 }

@@ -223,6 +223,10 @@ impl Statements {
 
     /// A line outside the common form, parsed by oxttl (which may find several statements in it, or none).
     fn with_oxttl(&mut self, line: &[u8]) -> Result<(), Refused> {
+        // Triple terms nested too deep: the reload through the guarded parser says where.
+        super::guard::Scanner::new(super::guard::Family::Turtle)
+            .scan(line)
+            .map_err(|_| Refused)?;
         let quads: Vec<oxrdf::Quad> = if self.with_graphs {
             let parser = if self.lenient {
                 NQuadsParser::new().lenient()

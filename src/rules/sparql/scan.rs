@@ -1,0 +1,480 @@
+//! This module defines the checks and rewrites a SPARQL text gets before spargebra parses it: a nesting limit
+//! (spargebra's parser recurses once per bracket and slows down superlinearly), an operator depth limit on the
+//! parsed tree (every walk over it recurses), and names with characters past U+FFFF, which SPARQL allows and
+//! spargebra 0.4 rejects.
+
+use std::ops::Range;
+
+use spargebra::algebra::{
+    AggregateExpression, Expression, GraphPattern, OrderExpression, PropertyPathExpression,
+};
+use spargebra::term::{GroundTerm, TermPattern, TriplePattern};
+
+/// The most brackets (`( { [ <<`) a SPARQL text may nest, as serde_json's default recursion limit.
+pub const MAX_NESTING: usize = 128;
+
+/// The most operators a parsed query may nest (`1 + 1 + …` and `?a || ?b || …` nest one per operator, a path
+/// `a|b|…` one per alternative; a sequence path is a chain of triple patterns once parsed, which does not nest).
+pub const MAX_DEPTH: usize = 1024;
+
+/// A token kind of the light scanner.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `<…>`.
+    Iri,
+    /// A string literal.
+    Str,
+    /// A run of name characters: a keyword, a prefixed name, `?var`, `_:label`, a number.
+    Name,
+    /// An opening bracket: `(`, `{`, `[`, `<<`.
+    Open,
+    /// A closing bracket: `)`, `}`, `]`, `>>`.
+    Close,
+    /// Anything else.
+    Other,
+}
+
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b >= 0x80 || matches!(b, b'_' | b'-' | b':' | b'.' | b'%' | b'\\')
+}
+
+/// The tokens of a SPARQL text that matter to these checks (comments and white space skipped).
+fn tokens(text: &str) -> impl Iterator<Item = (Range<usize>, Kind)> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let c = *bytes.get(i)?;
+            let start = i;
+            match c {
+                b'#' => {
+                    i = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n);
+                }
+                c if c.is_ascii_whitespace() => i += 1,
+                b'<' if bytes.get(i + 1) == Some(&b'<') => {
+                    i += 2;
+                    return Some((start..i, Kind::Open));
+                }
+                b'>' if bytes.get(i + 1) == Some(&b'>') => {
+                    i += 2;
+                    return Some((start..i, Kind::Close));
+                }
+                b'<' => {
+                    // An IRI runs to the next `>` with no white space in between; otherwise `<` compares.
+                    let end = bytes[i + 1..]
+                        .iter()
+                        .position(|&b| b == b'>' || b.is_ascii_whitespace())
+                        .map(|n| i + 1 + n);
+                    match end {
+                        Some(e) if bytes[e] == b'>' => {
+                            i = e + 1;
+                            return Some((start..i, Kind::Iri));
+                        }
+                        _ => {
+                            i += 1;
+                            return Some((start..i, Kind::Other));
+                        }
+                    }
+                }
+                b'"' | b'\'' => {
+                    let long = bytes.get(i + 1) == Some(&c) && bytes.get(i + 2) == Some(&c);
+                    i += if long { 3 } else { 1 };
+                    while i < bytes.len() {
+                        if bytes[i] == b'\\' {
+                            i += 2;
+                        } else if long {
+                            if bytes[i..].starts_with(&[c, c, c]) {
+                                i += 3;
+                                break;
+                            }
+                            i += 1;
+                        } else {
+                            i += 1;
+                            if bytes[i - 1] == c || bytes[i - 1] == b'\n' {
+                                break;
+                            }
+                        }
+                    }
+                    i = i.min(bytes.len());
+                    return Some((start..i, Kind::Str));
+                }
+                b'(' | b'{' | b'[' => {
+                    i += 1;
+                    return Some((start..i, Kind::Open));
+                }
+                b')' | b'}' | b']' => {
+                    i += 1;
+                    return Some((start..i, Kind::Close));
+                }
+                b'?' | b'$' => {
+                    i += 1;
+                    while i < bytes.len() && is_name_byte(bytes[i]) && bytes[i] != b':' {
+                        i += 1;
+                    }
+                    return Some((start..trim_dots(bytes, start, i), Kind::Name));
+                }
+                c if is_name_byte(c) => {
+                    while i < bytes.len() && is_name_byte(bytes[i]) {
+                        i += 1;
+                    }
+                    let end = trim_dots(bytes, start, i);
+                    i = end;
+                    return Some((start..end, Kind::Name));
+                }
+                _ => {
+                    i += text[i..].chars().next().map_or(1, char::len_utf8);
+                    return Some((start..i, Kind::Other));
+                }
+            }
+        }
+    })
+}
+
+/// A name does not end with `.` (that dot ends a triple).
+fn trim_dots(bytes: &[u8], start: usize, mut end: usize) -> usize {
+    while end > start + 1 && bytes[end - 1] == b'.' {
+        end -= 1;
+    }
+    end
+}
+
+/// The byte offset of the first bracket nested deeper than [`MAX_NESTING`], if any.
+pub fn too_deep(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (range, kind) in tokens(text) {
+        match kind {
+            Kind::Open => {
+                depth += 1;
+                if depth > MAX_NESTING {
+                    return Some(range.start);
+                }
+            }
+            Kind::Close => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a character lies past U+FFFF (a four-byte UTF-8 sequence).
+fn has_supplementary(s: &str) -> bool {
+    s.bytes().any(|b| b >= 0xF0)
+}
+
+/// The text with every name that holds a character past U+FFFF rewritten into a form spargebra reads: a
+/// prefixed name becomes the `<IRI>` it stands for, and such characters in a variable, blank-node label or
+/// prefix label become `_uXXXXX_` (the same name each time, so the query means the same). `None` when nothing
+/// needs rewriting (or a prefixed name's prefix is not declared: the parser then says so).
+pub fn widen_names(text: &str) -> Option<String> {
+    if !has_supplementary(text) {
+        return None;
+    }
+    let toks: Vec<(Range<usize>, Kind)> = tokens(text).collect();
+    // PREFIX label: <iri> declarations, in order (a later one wins, as in the grammar's scope).
+    let mut prefixes: Vec<(&str, &str)> = Vec::new();
+    for w in toks.windows(3) {
+        if let [(k, Kind::Name), (p, Kind::Name), (iri, Kind::Iri)] = w {
+            if text[k.clone()].eq_ignore_ascii_case("PREFIX") && text[p.clone()].ends_with(':') {
+                let label = &text[p.start..p.end - 1];
+                prefixes.push((label, &text[iri.start + 1..iri.end - 1]));
+            }
+        }
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut last = 0;
+    let mut changed = false;
+    for (range, kind) in &toks {
+        let name = &text[range.clone()];
+        if *kind != Kind::Name || !has_supplementary(name) {
+            continue;
+        }
+        let rewritten = if name.starts_with(['?', '$']) || name.starts_with("_:") {
+            mangle(name)
+        } else if let Some((label, local)) = name.split_once(':') {
+            match (local.is_empty(), has_supplementary(local)) {
+                // `PREFIX lab𐀀:` or a prefixed name whose only odd characters are in the label.
+                (true, _) | (false, false) => format!("{}:{local}", mangle(label)),
+                (false, true) => {
+                    let iri = prefixes.iter().rev().find(|(l, _)| *l == label)?.1;
+                    format!("<{iri}{}>", unescape_local(local))
+                }
+            }
+        } else {
+            continue;
+        };
+        out.push_str(&text[last..range.start]);
+        out.push_str(&rewritten);
+        last = range.end;
+        changed = true;
+    }
+    out.push_str(&text[last..]);
+    changed.then_some(out)
+}
+
+/// Characters past U+FFFF as `_uXXXXX_`.
+fn mangle(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if u32::from(c) > 0xFFFF {
+            out.push_str(&format!("_u{:X}_", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A local name with its `\x` escapes (PN_LOCAL_ESC) removed; `%XX` stays, as in the IRI.
+fn unescape_local(local: &str) -> String {
+    let mut out = String::with_capacity(local.len());
+    let mut chars = local.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(n) = chars.next() {
+                out.push(n);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether a parsed pattern nests operators deeper than [`MAX_DEPTH`] (the walk stops at the limit, so it
+/// recurses at most that deep itself).
+pub fn pattern_too_deep(p: &GraphPattern) -> bool {
+    Depth.pattern(p, 0)
+}
+
+/// Whether a template or pattern term nests triple terms deeper than [`MAX_DEPTH`].
+pub fn term_too_deep(t: &TermPattern) -> bool {
+    Depth.term(t, 0)
+}
+
+/// The bounded depth walk.
+struct Depth;
+
+impl Depth {
+    fn pattern(&self, p: &GraphPattern, d: usize) -> bool {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        let d = d + 1;
+        match p {
+            GraphPattern::Bgp { patterns } => patterns.iter().any(|t| self.triple(t, d)),
+            GraphPattern::Path {
+                subject,
+                path,
+                object,
+            } => self.term(subject, d) || self.path(path, d) || self.term(object, d),
+            GraphPattern::Join { left, right }
+            | GraphPattern::Union { left, right }
+            | GraphPattern::Minus { left, right } => {
+                self.pattern(left, d) || self.pattern(right, d)
+            }
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } => {
+                self.pattern(left, d)
+                    || self.pattern(right, d)
+                    || expression.as_ref().is_some_and(|e| self.expr(e, d))
+            }
+            GraphPattern::Filter { expr, inner } => self.expr(expr, d) || self.pattern(inner, d),
+            GraphPattern::Graph { inner, .. }
+            | GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. } => self.pattern(inner, d),
+            GraphPattern::Extend {
+                inner, expression, ..
+            } => self.pattern(inner, d) || self.expr(expression, d),
+            GraphPattern::OrderBy { inner, expression } => {
+                self.pattern(inner, d)
+                    || expression.iter().any(|o| match o {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => self.expr(e, d),
+                    })
+            }
+            GraphPattern::Group {
+                inner, aggregates, ..
+            } => {
+                self.pattern(inner, d)
+                    || aggregates.iter().any(|(_, a)| match a {
+                        AggregateExpression::CountSolutions { .. } => false,
+                        AggregateExpression::FunctionCall { expr, .. } => self.expr(expr, d),
+                    })
+            }
+            GraphPattern::Service { inner, .. } => self.pattern(inner, d),
+            GraphPattern::Values { bindings, .. } => bindings
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|t| self.ground(t, d)),
+        }
+    }
+
+    fn triple(&self, t: &TriplePattern, d: usize) -> bool {
+        self.term(&t.subject, d) || self.term(&t.object, d)
+    }
+
+    fn term(&self, t: &TermPattern, d: usize) -> bool {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        match t {
+            TermPattern::Triple(t) => self.term(&t.subject, d + 1) || self.term(&t.object, d + 1),
+            _ => false,
+        }
+    }
+
+    fn ground(&self, t: &GroundTerm, d: usize) -> bool {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        match t {
+            GroundTerm::Triple(t) => self.ground(&t.object, d + 1),
+            _ => false,
+        }
+    }
+
+    fn path(&self, p: &PropertyPathExpression, d: usize) -> bool {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        let d = d + 1;
+        match p {
+            PropertyPathExpression::NamedNode(_)
+            | PropertyPathExpression::NegatedPropertySet(_) => false,
+            PropertyPathExpression::Reverse(p)
+            | PropertyPathExpression::ZeroOrMore(p)
+            | PropertyPathExpression::OneOrMore(p)
+            | PropertyPathExpression::ZeroOrOne(p) => self.path(p, d),
+            PropertyPathExpression::Sequence(a, b) | PropertyPathExpression::Alternative(a, b) => {
+                self.path(a, d) || self.path(b, d)
+            }
+        }
+    }
+
+    fn expr(&self, e: &Expression, d: usize) -> bool {
+        if d > MAX_DEPTH {
+            return true;
+        }
+        let d = d + 1;
+        match e {
+            Expression::NamedNode(_)
+            | Expression::Literal(_)
+            | Expression::Variable(_)
+            | Expression::Bound(_) => false,
+            Expression::Or(a, b)
+            | Expression::And(a, b)
+            | Expression::Equal(a, b)
+            | Expression::SameTerm(a, b)
+            | Expression::Greater(a, b)
+            | Expression::GreaterOrEqual(a, b)
+            | Expression::Less(a, b)
+            | Expression::LessOrEqual(a, b)
+            | Expression::Add(a, b)
+            | Expression::Subtract(a, b)
+            | Expression::Multiply(a, b)
+            | Expression::Divide(a, b) => self.expr(a, d) || self.expr(b, d),
+            Expression::In(a, list) => self.expr(a, d) || list.iter().any(|x| self.expr(x, d)),
+            Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+                self.expr(a, d)
+            }
+            Expression::Exists(p) => self.pattern(p, d),
+            Expression::If(a, b, c) => self.expr(a, d) || self.expr(b, d) || self.expr(c, d),
+            Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+                list.iter().any(|x| self.expr(x, d))
+            }
+        }
+    }
+}
+
+/// Drops a parsed value found too deep ([`pattern_too_deep`]) without recursing through it: it is leaked, and
+/// the command fails right after.
+pub fn forget_deep<T>(value: T) {
+    std::mem::forget(value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brackets_in_strings_iris_and_comments_do_not_nest() {
+        let deep = "(".repeat(MAX_NESTING + 1);
+        let text = format!("# {deep}\nSELECT * WHERE {{ ?a <http://e/{deep}> \"{deep}\" }}");
+        assert_eq!(too_deep(&text), None);
+        let text = format!(
+            "SELECT * WHERE {{ FILTER({deep}1{}) }}",
+            ")".repeat(MAX_NESTING + 1)
+        );
+        let at = too_deep(&text).unwrap();
+        assert_eq!(&text[at..at + 1], "(");
+        assert_eq!(text[..at].matches('(').count() + 1, MAX_NESTING);
+    }
+
+    #[test]
+    fn triple_terms_count_as_brackets() {
+        let n = MAX_NESTING / 2 + 1;
+        let text = format!(
+            "SELECT * WHERE {{ ?a ?p {}?b{} }}",
+            "<<( ?a ?p ".repeat(n),
+            " )>>".repeat(n)
+        );
+        assert!(too_deep(&text).is_some());
+    }
+
+    #[test]
+    fn names_past_u_ffff_are_rewritten_and_others_left_alone() {
+        assert_eq!(
+            widen_names("SELECT ?x WHERE { ?x <http://e/p> \"𐀀\" }"),
+            None
+        );
+        let text = "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?a ex:p ex:x𐀀\\.y } WHERE { ?a𐀀 ex:q ?a . ?a ex:r _:b𐀀 }";
+        let w = widen_names(text).unwrap();
+        assert!(w.contains("<http://example.org/x𐀀.y>"), "{w}");
+        assert!(w.contains("?a_u10000_ ex:q"), "{w}");
+        assert!(w.contains("_:b_u10000_"), "{w}");
+        // An undeclared prefix is left for the parser to report.
+        assert_eq!(widen_names("SELECT * WHERE { ?a nope:x𐀀 ?b }"), None);
+    }
+
+    #[test]
+    fn operator_chains_past_the_limit_are_too_deep() {
+        // As the command does, on a thread with the command's stack: a debug build's frames are large.
+        std::thread::Builder::new()
+            .stack_size(crate::STACK)
+            .spawn(operator_chains)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    fn operator_chains() {
+        let parse = |q: &str| spargebra::SparqlParser::new().parse_query(q).unwrap();
+        let chain = |n: usize| vec!["?a"; n].join(" + ");
+        let ok = parse(&format!("SELECT * WHERE {{ BIND({} AS ?x) }}", chain(100)));
+        let spargebra::Query::Select { pattern, .. } = &ok else {
+            panic!()
+        };
+        assert!(!pattern_too_deep(pattern));
+        let deep = parse(&format!(
+            "SELECT * WHERE {{ BIND({} AS ?x) }}",
+            chain(MAX_DEPTH + 10)
+        ));
+        let spargebra::Query::Select { pattern, .. } = &deep else {
+            panic!()
+        };
+        assert!(pattern_too_deep(pattern));
+        // (A sequence path is a chain of triple patterns once parsed; alternatives nest.)
+        let path = vec!["<http://e/p>"; MAX_DEPTH + 10].join("|");
+        let deep = parse(&format!("SELECT * WHERE {{ ?a {path} ?b }}"));
+        let spargebra::Query::Select { pattern, .. } = &deep else {
+            panic!()
+        };
+        assert!(pattern_too_deep(pattern));
+        forget_deep(deep);
+    }
+}
