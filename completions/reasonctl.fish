@@ -24,7 +24,7 @@ function __fish_reasonctl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c reasonctl -n "__fish_reasonctl_needs_command" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_needs_command" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s h -l help -d 'Print help'
 complete -c reasonctl -n "__fish_reasonctl_needs_command" -s V -l version -d 'Print version'
@@ -54,12 +54,12 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l sche
 whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
 naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l timeout -d 'Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l timeout -d 'Bound the whole command to SECS seconds: reasoning stops in time to write what it derived (capped, exit 3); a phase still running at the deadline plus a short grace is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
@@ -84,7 +84,7 @@ nquads\t'N-Quads (CONSTRUCT, DESCRIBE)'
 turtle\t'Turtle (CONSTRUCT, DESCRIBE)'
 trig\t'TriG (CONSTRUCT, DESCRIBE)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Stop after SECS seconds, reasoning and query together (exit 2; a capped reasoning run exits 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Bound the whole command to SECS seconds, reasoning and query together (a query past it, or a capped reasoning run, exits 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-time -d 'The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
@@ -92,10 +92,10 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l schedule -
 whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
 naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (as for materialize)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
@@ -116,7 +116,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l format -d '
 json\t'A JSON array, one object per finding'
 sarif\t'SARIF 2.1.0 (GitHub code scanning and other SARIF viewers)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l deny-warnings -d 'Treat warnings as errors (exit 1)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -134,7 +134,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l format -d '
 json\t'One JSON object (schema in docs/deps.md)'
 dot\t'A Graphviz digraph: clusters per stage and recursive group'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s o -l output -d 'Write to FILE (atomically) instead of stdout' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s V -l version -d 'Print version'
@@ -156,12 +156,12 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l schedule
 whole-program\t'All rules, whole bodies, every pass (the naive reference; refuses negation and aggregation)'
 naive-stages\t'Stage by stage, whole bodies every pass (the naive reference for negation and aggregation)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-facts -d 'Stop after deriving N facts (capped, exit 3)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-memory -d 'Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l timeout -d 'A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its start, for the explanation (past it, the explanation says it is incomplete)' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l timeout -d 'Bound the whole command to SECS seconds: a capped materialization explains what was derived, and the explanation stops in time to print what it found, saying it is incomplete' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
@@ -169,7 +169,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s q -l qui
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s V -l version -d 'Print version'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l out-dir -d 'Where to write it' -r -F
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads (default: one per core). Output does not depend on it' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand generate" -s V -l version -d 'Print version'

@@ -2,10 +2,12 @@
 //! [`Failure`] (a miette report with its exit code) out. It owns progress display; nothing below it prints.
 
 use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
 
 use miette::{Diagnostic, Report};
 use thiserror::Error;
 
+use crate::control::{self, Phase, Stop};
 use crate::datalog::{self, Budget, Report as RunReport, RunError, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::ir::display::Namer;
@@ -28,8 +30,47 @@ pub struct Settings {
     pub threads: Option<usize>,
     /// No progress display.
     pub quiet: bool,
+    /// When the command started: `--timeout` counts from here.
+    pub started: Instant,
     /// The command.
     pub command: CommandSettings,
+}
+
+/// The limits that bound the whole command.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// `--timeout`: the whole command, from its start.
+    pub timeout: Option<Duration>,
+    /// `--max-memory`, in bytes: the heap, in every phase.
+    pub max_memory: Option<usize>,
+}
+
+impl Settings {
+    /// The limits of the whole command.
+    pub fn limits(&self) -> Limits {
+        let budget = match &self.command {
+            CommandSettings::Materialize(m) => Some(&m.reasoning.budget),
+            CommandSettings::Query(q) => Some(&q.reasoning.budget),
+            CommandSettings::Explain(e) => Some(&e.reasoning.budget),
+            CommandSettings::Deps(_) | CommandSettings::Lint(_) => None,
+        };
+        Limits {
+            timeout: budget.and_then(|b| b.timeout),
+            max_memory: budget.and_then(|b| b.max_memory),
+        }
+    }
+
+    /// The command's deadline (`None`: no `--timeout`, or one too large to matter).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.limits()
+            .timeout
+            .and_then(|t| control::deadline(self.started, t))
+    }
+}
+
+/// What is left of the time until `deadline` (`None`: no deadline).
+fn remaining(deadline: Option<Instant>) -> Option<Duration> {
+    deadline.map(|d| d.saturating_duration_since(Instant::now()))
 }
 
 /// One command's settings.
@@ -221,7 +262,12 @@ impl From<output::OutputError> for Failure {
 
 impl From<QueryError> for Failure {
     fn from(e: QueryError) -> Self {
-        Failure::input(e)
+        // A query past --timeout hit a budget (exit 3), like a capped run.
+        let timed_out = matches!(e, QueryError::Exec(crate::exec::ExecError::Timeout(_)));
+        Failure {
+            exit_code: if timed_out { 3 } else { 2 },
+            ..Failure::input(e)
+        }
     }
 }
 
@@ -270,6 +316,95 @@ pub struct Capped {
     pending: String,
 }
 
+/// A command stopped from outside its phases' own checks: a hard limit or a signal.
+#[derive(Debug, Error, Diagnostic)]
+pub enum Stopped {
+    /// An allocation would have passed `--max-memory`.
+    #[error("the heap reached --max-memory ({mib} MiB) {doing}; the command was stopped{written}")]
+    #[diagnostic(
+        code(reasonctl::run::memory),
+        help(
+            "raise --max-memory; reasoning stops at it with what it derived, but loading the data, planning and writing must fit in it whole"
+        )
+    )]
+    Memory {
+        /// The limit in MiB.
+        mib: usize,
+        /// `while loading the data`, …
+        doing: &'static str,
+        /// What became of the output.
+        written: &'static str,
+    },
+    /// The command ran past `--timeout` and its grace.
+    #[error("the command ran past --timeout ({secs} s) {doing}; it was stopped{written}")]
+    #[diagnostic(
+        code(reasonctl::run::timeout),
+        help(
+            "raise --timeout; reasoning stops in time to write what it derived, but loading the data, planning and writing must fit in it whole"
+        )
+    )]
+    Time {
+        /// The timeout in seconds.
+        secs: f64,
+        /// `while loading the data`, …
+        doing: &'static str,
+        /// What became of the output.
+        written: &'static str,
+    },
+    /// A signal arrived.
+    #[error("interrupted by {signal} {doing}{written}")]
+    #[diagnostic(
+        code(reasonctl::run::interrupted),
+        help(
+            "run the command again and let it finish; --timeout bounds it instead, and keeps what it derived"
+        )
+    )]
+    Signal {
+        /// `SIGINT`, …
+        signal: &'static str,
+        /// `while loading the data`, …
+        doing: &'static str,
+        /// What became of the output.
+        written: &'static str,
+    },
+}
+
+/// The report of a stop ([`control::stop`]): the limit, the phase, and what became of output files.
+pub fn stopped(reason: Stop, limits: Limits, phase: Phase, removed: usize) -> Report {
+    let doing = phase.doing();
+    let written = match (phase, removed) {
+        (Phase::Output, 0) => {
+            "; output files already renamed into place are complete, no other was touched"
+        }
+        (Phase::Output, _) => {
+            "; the output files being written were removed (the previous ones are intact)"
+        }
+        _ => "; nothing was written",
+    };
+    Report::new(match reason {
+        Stop::Memory => Stopped::Memory {
+            mib: limits.max_memory.unwrap_or(0) >> 20,
+            doing,
+            written,
+        },
+        Stop::Time => Stopped::Time {
+            secs: limits.timeout.map_or(0.0, |t| t.as_secs_f64()),
+            doing,
+            written,
+        },
+        Stop::Signal(n) => Stopped::Signal {
+            signal: match n {
+                1 => "SIGHUP",
+                2 => "SIGINT",
+                15 => "SIGTERM",
+                _ => "a signal",
+            },
+            doing,
+            written,
+        },
+    })
+}
+
 /// A rule that matched rows it could not turn into facts.
 #[derive(Debug, Error, Diagnostic)]
 #[error("{0}")]
@@ -306,14 +441,33 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
         .num_threads(settings.threads.unwrap_or(0))
         .stack_size(crate::STACK)
         .build_global();
+    control::set_heap_limit(settings.limits().max_memory);
     let progress = Progress::new(settings.quiet);
+    let deadline = settings.deadline();
     match settings.command {
-        CommandSettings::Materialize(m) => materialize(&m, &progress),
-        CommandSettings::Query(q) => run_query(&q, &progress),
+        CommandSettings::Materialize(m) => materialize(&m, deadline, &progress),
+        CommandSettings::Query(q) => run_query(&q, deadline, &progress),
         CommandSettings::Deps(d) => deps(&d, &progress),
         CommandSettings::Lint(l) => run_lint(&l, &progress),
-        CommandSettings::Explain(e) => explain(&e, &progress),
+        CommandSettings::Explain(e) => explain(&e, deadline, &progress),
     }
+}
+
+/// What a reasoning run gets from its command: the command's deadline, and what the output after it needs.
+#[derive(Copy, Clone, Debug, Default)]
+struct Run {
+    deadline: Option<Instant>,
+    reserve: datalog::budget::Reserve,
+}
+
+/// Loads the data sources (the load phase).
+fn load_data(
+    sources: &[DataSource],
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<Store, Failure> {
+    control::enter(Phase::Load);
+    Ok(load::load(sources, options, progress)?)
 }
 
 /// Reads, validates and runs the rules over `store`; the derived facts and the run's report. No rules at all is
@@ -321,8 +475,10 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
 fn reason(
     store: &mut Store,
     settings: &ReasoningSettings,
+    run: Run,
     progress: &Progress,
 ) -> Result<(datalog::Program, Overlay, Option<RunReport>), Failure> {
+    control::enter(Phase::Rules);
     let validation = lint::validate(
         &settings.sources,
         store,
@@ -358,9 +514,14 @@ fn reason(
     if !findings.is_empty() {
         return Err(rule_failure(findings));
     }
+    control::enter(Phase::Reason);
     let options = datalog::Options {
         schedule: settings.schedule,
-        budget: settings.budget.clone(),
+        budget: Budget {
+            timeout: remaining(run.deadline),
+            reserve: run.reserve,
+            ..settings.budget.clone()
+        },
         closure: settings.closure,
         ..datalog::Options::new(settings.now.unwrap_or_else(DateTime::now))
     };
@@ -435,7 +596,8 @@ fn rule_failure(mut findings: Vec<Finding>) -> Failure {
 /// `reasonctl deps`: the program's stages, groups and edges; an unstratified program is shown, then fails with
 /// its cycles (exit 1).
 fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure> {
-    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let mut store = load_data(&settings.sources, &settings.load, progress)?;
+    control::enter(Phase::Rules);
     let Validation {
         program,
         findings,
@@ -476,7 +638,8 @@ pub struct LintFailed {
 /// `reasonctl lint`: every finding of every rule, as a report on stdout; exit 1 when any is an error (a warning
 /// under `--deny-warnings`), 2 when an input could not be read.
 fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Failure> {
-    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+    let mut store = load_data(&settings.sources, &settings.load, progress)?;
+    control::enter(Phase::Rules);
     let checks = Checks {
         data: !settings.sources.is_empty(),
         warnings: true,
@@ -578,16 +741,26 @@ fn report_cap(report: Option<&RunReport>) -> bool {
     true
 }
 
-fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, Failure> {
-    let mut store = load::load(&settings.sources, &settings.load, progress)?;
+fn run_query(
+    settings: &QuerySettings,
+    deadline: Option<Instant>,
+    progress: &Progress,
+) -> Result<Outcome, Failure> {
+    let mut store = load_data(&settings.sources, &settings.load, progress)?;
     let q = &settings.query;
     let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
-    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let run = Run {
+        deadline,
+        ..Run::default()
+    };
+    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
     let capped = report_cap(run_report.as_ref());
+    control::enter(Phase::Query);
     let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
+    // The query gets what is left of --timeout.
     let options = RunOptions {
         now: settings.now,
-        timeout: settings.timeout,
+        timeout: remaining(deadline),
     };
     let outcome = query::execute(
         &prepared,
@@ -649,6 +822,7 @@ fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, F
             }));
         }
     }
+    control::enter(Phase::Output);
     match &settings.output {
         Some(path) => files::write_atomically(path, |w| write(w)).map_err(|e| {
             Failure::from(output::OutputError::Write {
@@ -671,9 +845,23 @@ fn run_query(settings: &QuerySettings, progress: &Progress) -> Result<Outcome, F
     })
 }
 
-fn materialize(settings: &MaterializeSettings, progress: &Progress) -> Result<Outcome, Failure> {
-    let mut store = load::load(&settings.sources, &settings.load, progress)?;
-    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+fn materialize(
+    settings: &MaterializeSettings,
+    deadline: Option<Instant>,
+    progress: &Progress,
+) -> Result<Outcome, Failure> {
+    let mut store = load_data(&settings.sources, &settings.load, progress)?;
+    let asserted = if settings.include_asserted {
+        store.quads.len()
+    } else {
+        0
+    };
+    let run = Run {
+        deadline,
+        reserve: datalog::budget::Reserve::rdf_output(asserted),
+    };
+    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
+    control::enter(Phase::Output);
     let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
     // The runs as they are: the sort below puts them in output order.
     for g in overlay.graph_ids() {
@@ -712,11 +900,20 @@ pub struct NotDerived {
     help: String,
 }
 
-fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, Failure> {
+fn explain(
+    settings: &ExplainSettings,
+    deadline: Option<Instant>,
+    progress: &Progress,
+) -> Result<Outcome, Failure> {
     use crate::datalog::explain;
-    let mut store = load::load(&settings.sources, &settings.load, progress)?;
-    let (program, overlay, run_report) = reason(&mut store, &settings.reasoning, progress)?;
+    let mut store = load_data(&settings.sources, &settings.load, progress)?;
+    let run = Run {
+        deadline,
+        ..Run::default()
+    };
+    let (program, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
     report_cap(run_report.as_ref());
+    control::enter(Phase::Explain);
     // The prefixes the output uses (the data's, then rdf: rdfs: owl: xsd:) are the ones --fact accepts.
     let prefixes = Prefixes::new(store.prefixes.iter().cloned());
     let target = explain::parse_target(&settings.fact, prefixes.pairs(), &mut store.dict)
@@ -763,21 +960,14 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
     }
     let options = explain::Options {
         depth: settings.depth,
-        timeout: settings.timeout,
+        // The explanation gets what is left of --timeout, less what rendering its nodes takes (about 10 µs a
+        // node measured over LUBM(1), twice that set aside).
+        timeout: remaining(deadline),
+        reserve_per_node: Duration::from_micros(20),
         now: settings.reasoning.now.unwrap_or_else(DateTime::now),
         path_limit: crate::exec::DEFAULT_PATH_LIMIT,
         cancel: crate::exec::Cancel::new(),
     };
-    // From here Ctrl-C interrupts the explanation (a second one ends the process at once); before, it ends the
-    // process as usual.
-    let interrupt = options.cancel.clone();
-    let pressed = std::sync::atomic::AtomicBool::new(false);
-    let _ = ctrlc::set_handler(move || {
-        if pressed.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            std::process::exit(130);
-        }
-        interrupt.cancel();
-    });
     let explanation = match explain::explain(&program, &store, &overlay, &facts, &options) {
         Ok(e) => e,
         Err(e @ explain::ExplainError::Interrupted) => {
@@ -798,7 +988,9 @@ fn explain(settings: &ExplainSettings, progress: &Progress) -> Result<Outcome, F
         color: settings.format == ExplainFormat::Text
             && std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none(),
+        deadline,
     };
+    control::enter(Phase::Output);
     let text = output::explain::render(&cx, &explanation, settings.format);
     write_text(None, &text)?;
     if explanation.incomplete {

@@ -19,7 +19,7 @@ pub struct Args {
     #[command(subcommand)]
     pub command: Command,
 
-    /// Worker threads (default: one per core). Output does not depend on it.
+    /// Worker threads, 1 to 256 (default: one per core). Output does not depend on it.
     #[arg(long, global = true, value_name = "N")]
     pub threads: Option<usize>,
 
@@ -101,7 +101,8 @@ pub struct MaterializeArgs {
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 
-    /// Stop reasoning after SECS seconds: the run is capped (exit 3) and writes what it derived.
+    /// Bound the whole command to SECS seconds: reasoning stops in time to write what it derived (capped, exit 3);
+    /// a phase still running at the deadline plus a short grace is stopped (exit 3, nothing written).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 
@@ -133,8 +134,8 @@ pub struct ExplainArgs {
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 
-    /// A deadline in SECS seconds for the materialization (capped: it explains what was derived) and, from its
-    /// start, for the explanation (past it, the explanation says it is incomplete).
+    /// Bound the whole command to SECS seconds: a capped materialization explains what was derived, and the
+    /// explanation stops in time to print what it found, saying it is incomplete.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 
@@ -176,7 +177,8 @@ pub struct ReasoningArgs {
     #[arg(long, value_name = "N")]
     pub max_facts: Option<usize>,
 
-    /// Stop when derived facts are estimated to take MIB mebibytes (capped, exit 3).
+    /// Bound the process's heap to MIB mebibytes in every phase: reasoning stops in time to write what it
+    /// derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written).
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<usize>,
 
@@ -235,7 +237,8 @@ pub struct QueryArgs {
     #[arg(long)]
     pub explain_plan: bool,
 
-    /// Stop after SECS seconds, reasoning and query together (exit 2; a capped reasoning run exits 3).
+    /// Bound the whole command to SECS seconds, reasoning and query together (a query past it, or a capped
+    /// reasoning run, exits 3).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
 

@@ -16,7 +16,7 @@ pub mod terms;
 pub mod value;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use miette::Diagnostic;
@@ -79,6 +79,9 @@ pub enum ExecError {
 pub struct Cancel {
     deadline: Option<(Instant, Duration)>,
     flag: Arc<AtomicBool>,
+    /// Time set aside per unit of a count that grows while the plan runs (the facts a rule body has found, each
+    /// to be written later): the deadline comes earlier by `per unit × count`.
+    reserve: Option<(Duration, Arc<AtomicUsize>)>,
 }
 
 impl Cancel {
@@ -87,10 +90,10 @@ impl Cancel {
         Self::default()
     }
 
-    /// Times out `after` from now.
+    /// Times out `after` from now (never, when that is past what an [`Instant`] holds).
     #[must_use]
     pub fn with_timeout(mut self, after: Duration) -> Self {
-        self.deadline = Some((Instant::now() + after, after));
+        self.deadline = Instant::now().checked_add(after).map(|at| (at, after));
         self
     }
 
@@ -98,6 +101,13 @@ impl Cancel {
     #[must_use]
     pub fn with_deadline(mut self, at: Instant, budget: Duration) -> Self {
         self.deadline = Some((at, budget));
+        self
+    }
+
+    /// Sets aside `per_unit` of the time before the deadline for every unit `count` holds when checked.
+    #[must_use]
+    pub fn with_reserve(mut self, per_unit: Duration, count: Arc<AtomicUsize>) -> Self {
+        self.reserve = Some((per_unit, count));
         self
     }
 
@@ -111,9 +121,19 @@ impl Cancel {
         if self.flag.load(Ordering::Relaxed) {
             return Err(ExecError::Cancelled);
         }
-        match self.deadline {
-            Some((at, budget)) if Instant::now() >= at => Err(ExecError::Timeout(budget)),
-            _ => Ok(()),
+        let Some((at, budget)) = self.deadline else {
+            return Ok(());
+        };
+        let set_aside = self
+            .reserve
+            .as_ref()
+            .map_or(Duration::ZERO, |(per, count)| {
+                let units = count.load(Ordering::Relaxed) as u64;
+                Duration::from_nanos((per.as_nanos() as u64).saturating_mul(units))
+            });
+        match Instant::now().checked_add(set_aside) {
+            Some(t) if t < at => Ok(()),
+            _ => Err(ExecError::Timeout(budget)),
         }
     }
 }

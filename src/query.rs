@@ -142,7 +142,9 @@ pub fn syntax_error(text: &str, name: &str, message: &str) -> QueryError {
         if let Some((pos, msg)) = rest.split_once(": ") {
             if let Some((l, c)) = pos.split_once(':') {
                 if let (Ok(line), Ok(col)) = (l.parse::<usize>(), c.parse::<usize>()) {
-                    let at = excerpt::offset_of(text, line, col);
+                    // Past the end of the text: at its last character.
+                    let at = excerpt::offset_of(text, line, col)
+                        .min(excerpt::floor_boundary(text, text.len().saturating_sub(1)));
                     let range = excerpt::snap(text, at..at + 1);
                     span = Some(SourceSpan::new(range.start.into(), range.len()));
                     short = msg.to_owned();

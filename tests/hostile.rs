@@ -427,7 +427,6 @@ fn data_nested_past_the_limits_is_refused_with_its_position() {
 
 // Root cause 4: superlinear work on small inputs, which --timeout did not stop.
 #[test]
-#[ignore = "needs --timeout to bound the whole command (the next change)"]
 fn a_sequence_path_of_3000_steps_ends_within_its_timeout() {
     let dir = folder();
     write(
@@ -457,4 +456,502 @@ fn a_sequence_path_of_3000_steps_ends_within_its_timeout() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn planning_20000_steps_is_stopped_at_the_timeout_with_exit_3() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!(
+            "{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a {} ?b }}\n",
+            vec!["ex:p"; 20_000].join("/")
+        ),
+    );
+    let started = Instant::now();
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "r.rq",
+            "--timeout",
+            "2",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::run::timeout"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("ran past --timeout (2 s)"),
+        "{}",
+        stderr(&out)
+    );
+    // The timeout, its grace (0.25 s + 5%) and the process's exit.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+// Root cause 5: a timeout past what a Duration holds.
+#[test]
+fn huge_timeouts_mean_no_limit_in_every_command() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    for timeout in ["1e20", "1e300", "18446744073709551616"] {
+        for args in [
+            vec!["materialize", "data.ttl", "--rules", "r.rq"],
+            vec![
+                "query",
+                "data.ttl",
+                "--rules",
+                "r.rq",
+                "--query",
+                "ASK { ?a ?p ?b }",
+            ],
+            vec![
+                "explain",
+                "data.ttl",
+                "--rules",
+                "r.rq",
+                "--fact",
+                "<http://example.org/a> <http://example.org/q> <http://example.org/b>",
+            ],
+        ] {
+            let out = reasonctl()
+                .args(&args)
+                .args(["--timeout", timeout])
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert_eq!(
+                code(&out),
+                0,
+                "{args:?} --timeout {timeout}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
+// Root cause 6: -o and --stats renamed a temporary file over devices, FIFOs and symlinks.
+#[cfg(unix)]
+#[test]
+fn output_to_dev_null_writes_through_and_leaves_the_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "r.rq",
+            "-o",
+            "/dev/null",
+            "--format",
+            "nquads",
+            "--stats",
+            "/dev/null",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let null = fs::metadata("/dev/null").unwrap();
+    assert!(null.file_type().is_char_device(), "/dev/null was replaced");
+}
+
+#[cfg(unix)]
+#[test]
+fn output_into_a_fifo_is_written_through_and_the_fifo_stays() {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    let fifo = dir.path().join("out.nq");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            fs::File::open(fifo)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        })
+    };
+    let out = reasonctl()
+        .args(["materialize", "data.ttl", "--rules", "r.rq", "-o", "out.nq"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        reader.join().unwrap(),
+        "<http://example.org/a> <http://example.org/q> <http://example.org/b> .\n"
+    );
+    assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+}
+
+#[cfg(unix)]
+#[test]
+fn output_through_a_symlink_replaces_its_target_and_keeps_the_link() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    fs::create_dir(dir.path().join("real")).unwrap();
+    write(dir.path(), "real/out.nt", "old\n");
+    std::os::unix::fs::symlink("real/out.nt", dir.path().join("link.nt")).unwrap();
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "r.rq",
+            "-o",
+            "link.nt",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let link = fs::symlink_metadata(dir.path().join("link.nt")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("real/out.nt")).unwrap(),
+        "<http://example.org/a> <http://example.org/q> <http://example.org/b> .\n"
+    );
+    let leftovers: Vec<_> = fs::read_dir(dir.path().join("real"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "{leftovers:?}");
+}
+
+// Root cause 7: --max-memory bounds the real heap in every phase, loading included.
+#[test]
+fn an_entity_bomb_stops_at_max_memory_while_loading() {
+    let dir = folder();
+    let mut entities = vec![format!("<!ENTITY a0 \"{}\">", "d".repeat(58))];
+    for i in 1..8 {
+        entities.push(format!(
+            "<!ENTITY a{i} \"{}\">",
+            format!("&a{};", i - 1).repeat(10)
+        ));
+    }
+    write(
+        dir.path(),
+        "bomb.rdf",
+        &format!(
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n{}\n]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://example.org/a\"><ex:p>&a7;</ex:p></rdf:Description></rdf:RDF>\n",
+            entities.join("\n")
+        ),
+    );
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "bomb.rdf",
+            "--rules",
+            "r.rq",
+            "--max-memory",
+            "100",
+            "--timeout",
+            "20",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the heap reached --max-memory (100 MiB) while loading the data"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_long_prefix_repeated_stops_at_max_memory_while_loading() {
+    let dir = folder();
+    let iri = format!("http://example.org/{}", "x".repeat(1 << 20));
+    let mut text = format!("@prefix p: <{iri}> .\n");
+    for i in 0..1000 {
+        text.push_str(&format!("p:s{i} <http://example.org/p> \"x\" .\n"));
+    }
+    write(dir.path(), "prefix.ttl", &text);
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "prefix.ttl",
+            "--rules",
+            "r.rq",
+            "--max-memory",
+            "100",
+            "--timeout",
+            "20",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::run::memory"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_capped_run_warns_of_no_rule_whose_facts_were_all_known() {
+    let dir = folder();
+    // `again` restates asserted facts, `more` derives new ones until the fact cap.
+    let mut data = String::from("@prefix ex: <http://example.org/> .\n");
+    for i in 0..200 {
+        data.push_str(&format!("ex:n{i} ex:p ex:n{} .\n", i + 1));
+    }
+    write(dir.path(), "data.ttl", &data);
+    write(
+        dir.path(),
+        "r.rq",
+        &format!(
+            "{PREFIX}#@rule again\nCONSTRUCT {{ ?a ex:p ?b }} WHERE {{ ?a ex:p ?b }}\n#@rule more\nCONSTRUCT {{ ?a ex:reach ?c }} WHERE {{ ?a ex:p ?b . ?b ex:p ?c }}\n"
+        ),
+    );
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "r.rq",
+            "--max-facts",
+            "10",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("no_facts"), "{}", stderr(&out));
+    // A rule whose rows truly make no fact is still reported.
+    write(
+        dir.path(),
+        "bad.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?c ex:q ?a }} WHERE {{ ?a ex:p ?b BIND(\"lit\" AS ?c) }}\n"),
+    );
+    let out = reasonctl()
+        .args(["materialize", "data.ttl", "--rules", "bad.rq"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::datalog::no_facts"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// Root cause 10: --threads 10000 ran for seconds on two triples.
+#[test]
+fn thousands_of_threads_are_refused_at_once() {
+    let dir = folder();
+    let started = Instant::now();
+    let out = reasonctl()
+        .args(["--threads", "10000", "lint", "data.ttl"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::threads"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+// Root cause 8: a signal during output left `.reasonctl-*.tmp` files, and the process died by the signal.
+#[cfg(unix)]
+mod signals {
+    use super::*;
+    use std::process::{Command as Process, Stdio};
+
+    /// 1,000 nodes: 1,000,000 pairs in the default graph and 1,000 in `ex:g`, a run of a second or more.
+    fn long_run() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut data = String::from(
+            "<http://example.org/x> <http://example.org/p> <http://example.org/y> <http://example.org/g> .\n",
+        );
+        for i in 0..1000 {
+            data.push_str(&format!(
+                "<http://example.org/n{i}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/Node> .\n"
+            ));
+        }
+        write(dir.path(), "data.nq", &data);
+        write(
+            dir.path(),
+            "r.rq",
+            &format!(
+                "{PREFIX}#@rule pairs\nCONSTRUCT {{ ?x ex:pair ?y }} WHERE {{ ?x a ex:Node . ?y a ex:Node }}\n#@rule named\nCONSTRUCT {{ GRAPH ex:g {{ ?x ex:self ?x }} }} WHERE {{ ?x a ex:Node }}\n"
+            ),
+        );
+        dir
+    }
+
+    fn run(
+        dir: &Path,
+        target: &[&str],
+        signal: Option<(&str, Duration)>,
+    ) -> (Option<i32>, Duration) {
+        let started = Instant::now();
+        let child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .args([
+                "materialize",
+                "data.nq",
+                "--rules",
+                "r.rq",
+                "--format",
+                "nquads",
+            ])
+            .args(target)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some((name, after)) = signal {
+            std::thread::sleep(after);
+            let _ = Process::new("kill")
+                .args([&format!("-{name}"), &child.id().to_string()])
+                .status();
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        (out.status.code(), started.elapsed())
+    }
+
+    fn temporaries(dir: &Path) -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".reasonctl-"))
+            .collect()
+    }
+
+    #[test]
+    fn sigint_and_sigterm_at_any_point_leave_no_temporary_and_the_previous_file_intact() {
+        let dir = long_run();
+        // An uninterrupted run: the complete output, and how long a run takes.
+        let (code, took) = run(dir.path(), &["-o", "reference.nq"], None);
+        assert_eq!(code, Some(0));
+        let complete = fs::read(dir.path().join("reference.nq")).unwrap();
+        for (name, want) in [("INT", 130), ("TERM", 143)] {
+            for tenth in [1, 3, 5, 7, 9] {
+                write(dir.path(), "out.nq", "previous\n");
+                let (code, _) = run(
+                    dir.path(),
+                    &["-o", "out.nq"],
+                    Some((name, took * tenth / 10)),
+                );
+                let now = fs::read(dir.path().join("out.nq")).unwrap();
+                match code {
+                    Some(c) if c == want => {
+                        assert_eq!(now, b"previous\n", "SIG{name} at {tenth}/10")
+                    }
+                    // Finished before the signal came.
+                    Some(0) => assert_eq!(now, complete, "SIG{name} at {tenth}/10"),
+                    other => panic!("SIG{name} at {tenth}/10: exit {other:?}"),
+                }
+                assert_eq!(
+                    temporaries(dir.path()),
+                    Vec::<String>::new(),
+                    "SIG{name} at {tenth}/10"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_signal_during_out_dir_leaves_every_graph_file_whole() {
+        let dir = long_run();
+        let (code, took) = run(dir.path(), &["--out-dir", "reference"], None);
+        assert_eq!(code, Some(0));
+        let reference = dir.path().join("reference");
+        for (name, want) in [("INT", 130), ("TERM", 143)] {
+            for tenth in [2, 5, 8] {
+                let out = dir.path().join("out");
+                let _ = fs::remove_dir_all(&out);
+                fs::create_dir(&out).unwrap();
+                for f in fs::read_dir(&reference).unwrap().flatten() {
+                    fs::write(out.join(f.file_name()), "previous\n").unwrap();
+                }
+                let (code, _) = run(
+                    dir.path(),
+                    &["--out-dir", "out"],
+                    Some((name, took * tenth / 10)),
+                );
+                assert!(
+                    code == Some(want) || code == Some(0),
+                    "SIG{name}: exit {code:?}"
+                );
+                assert_eq!(
+                    temporaries(&out),
+                    Vec::<String>::new(),
+                    "SIG{name} at {tenth}/10"
+                );
+                for f in fs::read_dir(&reference).unwrap().flatten() {
+                    let now = fs::read(out.join(f.file_name())).unwrap();
+                    let whole = fs::read(f.path()).unwrap();
+                    assert!(
+                        now == b"previous\n" || now == whole,
+                        "SIG{name} at {tenth}/10: {:?} is neither the previous file nor the whole new one",
+                        f.file_name()
+                    );
+                }
+            }
+        }
+    }
 }

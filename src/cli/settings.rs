@@ -45,13 +45,20 @@ pub enum SettingsError {
         /// As given.
         path: String,
     },
-    /// `--threads 0`.
-    #[error("--threads must be at least 1")]
+    /// `--threads 0`, or far more than the machine has cores.
+    #[error("--threads {given} is outside 1..={max}")]
     #[diagnostic(
         code(reasonctl::settings::threads),
-        help("omit --threads to use one thread per core")
+        help(
+            "omit --threads to use one thread per core; more threads than cores do not go faster, and each costs a stack"
+        )
     )]
-    Threads,
+    Threads {
+        /// As given.
+        given: usize,
+        /// The most allowed: 256, or four per core on a larger machine.
+        max: usize,
+    },
     /// `--timeout` is not a positive number.
     #[error("--timeout {0} is not a positive number of seconds")]
     #[diagnostic(
@@ -95,8 +102,12 @@ pub enum Task {
 
 /// Validates the arguments.
 pub fn task(args: Args) -> Result<Task, SettingsError> {
-    if args.threads == Some(0) {
-        return Err(SettingsError::Threads);
+    let started = std::time::Instant::now();
+    if let Some(given) = args.threads {
+        let max = max_threads();
+        if given == 0 || given > max {
+            return Err(SettingsError::Threads { given, max });
+        }
     }
     let command = match args.command {
         Command::Generate(g) => return Ok(Task::Generate(g)),
@@ -109,8 +120,16 @@ pub fn task(args: Args) -> Result<Task, SettingsError> {
     Ok(Task::Run(Box::new(Settings {
         threads: args.threads,
         quiet: args.quiet,
+        started,
         command,
     })))
+}
+
+/// The most `--threads`: 256, or four per core on a machine with more than 64 cores. Every worker gets the
+/// command thread's stack, and starting ten thousand of them takes longer than a small run itself.
+fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    cores.saturating_mul(4).max(256)
 }
 
 fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError> {
@@ -186,7 +205,10 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
 fn timeout(t: Option<f64>) -> Result<Option<std::time::Duration>, SettingsError> {
     match t {
         None => Ok(None),
-        Some(t) if t > 0.0 && t.is_finite() => Ok(Some(std::time::Duration::from_secs_f64(t))),
+        // Past what a Duration holds (1e20 s): no limit in effect, not a panic.
+        Some(t) if t > 0.0 && t.is_finite() => Ok(Some(
+            std::time::Duration::try_from_secs_f64(t).unwrap_or(std::time::Duration::MAX),
+        )),
         Some(t) => Err(SettingsError::Timeout(t)),
     }
 }
@@ -220,6 +242,7 @@ fn reasoning(
             max_facts: args.max_facts,
             max_memory: args.max_memory.map(|m| m.saturating_mul(1 << 20)),
             max_iterations: args.max_iterations,
+            ..Budget::default()
         },
         now,
         stats: args.stats,

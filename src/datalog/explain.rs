@@ -9,7 +9,9 @@
 
 pub mod target;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use hashbrown::{HashMap, HashSet};
 use miette::Diagnostic;
@@ -315,6 +317,8 @@ pub struct Explanation {
     pub not_replayed: Vec<usize>,
     /// The deadline passed: some facts are not (fully) explained.
     pub incomplete: bool,
+    /// Matching facts not even listed: the deadline passed before they were reached.
+    pub unexplained: usize,
 }
 
 /// How far and how long to explain.
@@ -324,6 +328,9 @@ pub struct Options {
     pub depth: usize,
     /// The explanation's deadline, from its start.
     pub timeout: Option<Duration>,
+    /// Time to set aside per fact met (to render it afterwards): the deadline comes earlier by this much for
+    /// each node of the explanation.
+    pub reserve_per_node: Duration,
     /// What NOW() returns (the run's time).
     pub now: DateTime,
     /// The most nodes one path traversal may visit.
@@ -341,8 +348,11 @@ pub fn explain(
     options: &Options,
 ) -> Result<Explanation, ExplainError> {
     let mut cancel = options.cancel.clone();
+    let nodes = Arc::new(AtomicUsize::new(0));
     if let Some(t) = options.timeout {
-        cancel = cancel.with_deadline(Instant::now() + t, t);
+        cancel = cancel
+            .with_timeout(t)
+            .with_reserve(options.reserve_per_node, Arc::clone(&nodes));
     }
     let mut ex = Explainer {
         program,
@@ -350,13 +360,19 @@ pub fn explain(
         overlay,
         options,
         cancel,
+        nodes,
         out: Explanation::default(),
         index: HashMap::new(),
         stack: Vec::new(),
         depth_of: HashMap::new(),
         not_replayed: HashSet::new(),
     };
-    for &q in facts {
+    for (i, &q) in facts.iter().enumerate() {
+        if ex.out.incomplete {
+            // Past the deadline, the remaining facts are counted, not listed (each would be a node to render).
+            ex.out.unexplained = facts.len() - i;
+            break;
+        }
         let n = ex.node(q, options.depth.max(1))?;
         ex.out.targets.push(n);
     }
@@ -391,6 +407,8 @@ struct Explainer<'a> {
     overlay: &'a Overlay,
     options: &'a Options,
     cancel: Cancel,
+    /// How many nodes `out` has (the deadline's reserve grows with it).
+    nodes: Arc<AtomicUsize>,
     out: Explanation,
     /// Node of each fact met.
     index: HashMap<Quad, usize>,
@@ -437,6 +455,7 @@ impl Explainer<'_> {
                     complete: true,
                 });
                 self.index.insert(q, n);
+                self.nodes.fetch_add(1, Ordering::Relaxed);
                 n
             }
         };
@@ -499,6 +518,8 @@ impl Explainer<'_> {
                 }
                 let this: &Self = self;
                 let replayed = (|| -> Result<(), ExecError> {
+                    // A short replay ends within one batch, before the executor looks at the deadline.
+                    this.cancel.check()?;
                     let replay = this.run(&rule.body, &rule.vars, &seed)?;
                     for i in 0..replay.rows.len() {
                         let row = replay.rows.row(i);
@@ -1296,6 +1317,7 @@ mod tests {
         Options {
             depth: 1,
             timeout,
+            reserve_per_node: Duration::ZERO,
             now: DateTime::from_unix(0, 0),
             path_limit: exec::DEFAULT_PATH_LIMIT,
             cancel: Cancel::new(),

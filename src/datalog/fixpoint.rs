@@ -14,6 +14,8 @@
 //!         overlay += new facts; active = recursive groups that derived something, delta = their new facts
 //! ```
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hashbrown::{HashMap, HashSet};
@@ -110,6 +112,8 @@ struct JobOut {
     quads: Vec<Quad>,
     locals: Vec<(TermId, oxrdf::Term)>,
     rows: u64,
+    /// Head instantiations (new facts or not): a rule that matched rows and made none is worth a warning.
+    made: u64,
     elapsed: Duration,
 }
 
@@ -134,10 +138,6 @@ pub fn run_over(
 ) -> (Overlay, Report) {
     let start = Instant::now();
     let deadline = options.budget.deadline(start);
-    let mut cancel = Cancel::new();
-    if let (Some(at), Some(t)) = (deadline, options.budget.timeout) {
-        cancel = cancel.with_deadline(at, t);
-    }
     let n = program.rules.len();
     let mut overlay = prior;
     let mut report = Report {
@@ -219,6 +219,8 @@ pub fn run_over(
         }
     }
     let mut matched_rows = vec![0u64; n];
+    // Facts the bodies found, new or not, over every pass.
+    let mut found_total = 0usize;
     let mut heads_made = vec![0u64; n];
     'stages: for stage in 0..stages {
         let stage_groups: Vec<usize> = (0..groups.len())
@@ -258,7 +260,9 @@ pub fn run_over(
                 report.stages.push(stage_report);
                 break 'stages;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            // The run stops early enough to leave the output the time it needs for what was derived.
+            let stop_by = deadline.map(|d| options.budget.stop_by(d, report.derived));
+            if stop_by.is_some_and(|d| Instant::now() >= d) {
                 cap(
                     &mut report,
                     CapReason::Time,
@@ -312,6 +316,35 @@ pub fn run_over(
                 }
             }
             let (room, room_reason) = options.budget.room(report.derived);
+            if room == 0 && room_reason == CapReason::Memory {
+                // The heap is past what reasoning may use: another pass could only add to it.
+                cap(
+                    &mut report,
+                    room_reason,
+                    &active,
+                    &groups,
+                    program,
+                    stage,
+                    stages,
+                );
+                report.stages.push(stage_report);
+                break 'stages;
+            }
+            // Inside the pass, the deadline comes earlier with every fact the pass finds, each to be written if
+            // it is new: as many as the share of found facts that were new in the passes so far (all, at first).
+            let found_so_far = Arc::new(AtomicUsize::new(0));
+            let new_share = if found_total == 0 {
+                1.0
+            } else {
+                (report.derived as f64 / found_total as f64).clamp(0.01, 1.0)
+            };
+            let cancel = match (stop_by, options.budget.timeout) {
+                (Some(at), Some(t)) => Cancel::new().with_deadline(at, t).with_reserve(
+                    options.budget.reserve.time_per_fact.mul_f64(new_share),
+                    Arc::clone(&found_so_far),
+                ),
+                _ => Cancel::new(),
+            };
             let outs: Vec<Result<JobOut, ExecError>> = {
                 let shared: &Store = store;
                 let overlay_ref = &overlay;
@@ -319,6 +352,7 @@ pub fn run_over(
                     let limits = Limits {
                         now: options.now,
                         cancel: &cancel,
+                        found: &found_so_far,
                         room,
                         path_limit: options.path_limit,
                     };
@@ -372,7 +406,7 @@ pub fn run_over(
                 rr.time += out.elapsed;
                 rr.runs += 1;
                 matched_rows[out.rule] += out.rows;
-                heads_made[out.rule] += out.quads.len() as u64;
+                heads_made[out.rule] += out.made;
                 let map = intern_locals(&mut store.dict, out.locals);
                 found.reserve(out.quads.len());
                 for (k, mut q) in out.quads.into_iter().enumerate() {
@@ -388,6 +422,7 @@ pub fn run_over(
             }
             // Dedup by sorting (each fact kept where it was first found), then drop what is asserted or already
             // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
+            found_total += found.len();
             let mut new = new_facts(found, store, &overlay);
             if new.len() > room {
                 new.sort_unstable_by_key(|&(_, j, k)| (j, k));
@@ -561,6 +596,8 @@ struct Limits<'a> {
     now: DateTime,
     /// The run's deadline.
     cancel: &'a Cancel,
+    /// Facts the pass's bodies have found so far (the deadline comes earlier with each).
+    found: &'a AtomicUsize,
     /// How many new facts the budget still has room for: a run that finds more stops (the merge caps).
     room: usize,
     /// The most nodes a path traversal may visit.
@@ -605,6 +642,7 @@ fn run_body(
         return Ok(JobOut {
             rule: job.rule,
             rows: quads.len() as u64,
+            made: quads.len() as u64,
             quads,
             locals: Vec::new(),
             elapsed: started.elapsed(),
@@ -624,6 +662,8 @@ fn run_body(
     // early instead of filling memory.
     let mut fresh: HashSet<Quad> = HashSet::new();
     let mut rows = 0u64;
+    let mut made = 0u64;
+    let mut counted = 0usize;
     let unit = Rows::unit(plan.width);
     exec::execute(&plan, &cx, &mut st, &unit, &mut |st, batch| {
         rows += batch.len() as u64;
@@ -632,6 +672,7 @@ fn run_body(
             for head in &rule.heads {
                 blanks.clear();
                 if let Some([s, p, o]) = instantiate(&mut st.terms, &head.terms, row, &mut blanks) {
+                    made += 1;
                     let g = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
                     let q = [g, s, p, o];
                     if !bounded {
@@ -651,6 +692,10 @@ fn run_body(
                 }
             }
         }
+        limits
+            .found
+            .fetch_add(quads.len() - counted, Ordering::Relaxed);
+        counted = quads.len();
         Ok(if quads.len() > limits.room {
             Flow::Stop
         } else {
@@ -674,6 +719,7 @@ fn run_body(
         quads,
         locals,
         rows,
+        made,
         elapsed: started.elapsed(),
     })
 }

@@ -38,6 +38,9 @@ pub struct Context<'a, T: TermSource> {
     pub prefixes: &'a Prefixes,
     /// ANSI colours (text form).
     pub color: bool,
+    /// Past this instant the text form stops and says where it was cut (a tree of aggregate rows can run to
+    /// hundreds of megabytes).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Renders `e` in `format`.
@@ -269,6 +272,10 @@ struct Text<'c, 'a, T: TermSource> {
     open: Vec<usize>,
     /// Nodes some premise refers to (they carry a label).
     referenced: HashSet<usize>,
+    /// The deadline passed: nothing more is written.
+    cut: bool,
+    /// The length of `out` at which the deadline is looked at next.
+    next_check: usize,
 }
 
 impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
@@ -304,7 +311,21 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
             printed: HashSet::new(),
             open: Vec::new(),
             referenced,
+            cut: false,
+            next_check: 0,
         }
+    }
+
+    /// Whether the deadline has passed (looked at every 64 KiB of text).
+    fn cut(&mut self) -> bool {
+        if !self.cut && self.out.len() >= self.next_check {
+            self.next_check = self.out.len() + (1 << 16);
+            self.cut = self
+                .cx
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d);
+        }
+        self.cut
     }
 
     fn paint(&self, text: &str, code: &str) -> String {
@@ -326,6 +347,9 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
 
     fn render(mut self) -> String {
         for (i, &n) in self.e.targets.iter().enumerate() {
+            if self.cut() {
+                break;
+            }
             if i > 0 {
                 self.out.push('\n');
             }
@@ -367,6 +391,19 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
                 "\nnote: explanation incomplete: the --timeout deadline passed before every rule was replayed"
             );
         }
+        if self.cut {
+            let _ = writeln!(
+                self.out,
+                "\nnote: the text is cut here: the --timeout deadline passed while it was written (--format json lists every node once)"
+            );
+        }
+        if self.e.unexplained > 0 {
+            let _ = writeln!(
+                self.out,
+                "note: {} more matching fact(s) not shown: the deadline passed before they were reached",
+                self.e.unexplained
+            );
+        }
         self.out
     }
 
@@ -382,6 +419,9 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
 
     /// The derivations of node `n` under `prefix`.
     fn derivations(&mut self, n: usize, prefix: &str) {
+        if self.cut() {
+            return;
+        }
         let node = &self.e.nodes[n];
         self.printed.insert(n);
         let Some(ds) = &node.derivations else { return };
@@ -407,6 +447,9 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
     }
 
     fn derivation(&mut self, d: &Derivation, prefix: &str, last: bool) {
+        if self.cut() {
+            return;
+        }
         let rule = &self.cx.program.rules[d.rule];
         let (branch, next) = if last {
             ("└─ ", "   ")
@@ -440,6 +483,9 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
     }
 
     fn premise(&mut self, p: &Premise, prefix: &str, last: bool) {
+        if self.cut() {
+            return;
+        }
         let (branch, next) = if last {
             ("└─ ", "   ")
         } else {
@@ -543,6 +589,9 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
                     self.paint(&format!("{:<8}", kind.name()), "34")
                 );
                 for (i, row) in rows.iter().enumerate() {
+                    if self.cut() {
+                        return;
+                    }
                     let last_row = i + 1 == rows.len();
                     let (b, n) = if last_row {
                         ("└─ ", "   ")
@@ -635,6 +684,7 @@ fn premise_json<T: TermSource>(cx: &Context<'_, T>, p: &Premise) -> Value {
 fn json<T: TermSource>(cx: &Context<'_, T>, e: &Explanation) -> Value {
     json!({
         "complete": !e.incomplete,
+        "unexplained": e.unexplained,
         "targets": e.targets,
         "nodes": e.nodes.iter().enumerate().map(|(i, n)| json!({
             "id": i,

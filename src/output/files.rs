@@ -2,34 +2,102 @@
 
 use std::fs;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Writes a file through a temporary name in the same directory, renamed into place only when `write` succeeded,
-/// so a failed or interrupted run never leaves a half-written file.
+use crate::control;
+
+/// Writes a file so that a failed or interrupted run never leaves it half-written: a regular file (or a path
+/// that does not exist yet) through a temporary name in the same directory, renamed into place only when `write`
+/// succeeded; a symbolic link the same way at the file it points to (the link stays); a character device, FIFO
+/// or socket (`/dev/null`, `/dev/stdout`, a named pipe) directly, since renaming over one would replace it.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let target = resolve_links(path)?;
+    match fs::metadata(&target) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "it is a directory",
+            ));
+        }
+        Ok(meta) if !meta.is_file() => {
+            let file = fs::OpenOptions::new().write(true).open(&target)?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            write(&mut out)?;
+            return out.flush();
+        }
+        _ => {}
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".reasonctl-").suffix(".tmp");
-    #[cfg(unix)]
-    {
-        // An output file gets the usual permissions (0666 less the umask), not a temporary file's 0600.
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder.tempfile_in(dir)?;
-    {
-        let mut out = BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+    let (temp, file) = create_temporary(&dir)?;
+    let written = (|| {
+        let mut out = BufWriter::with_capacity(1 << 16, file);
         write(&mut out)?;
-        out.flush()?;
+        out.flush()
+    })();
+    control::release_temporary(&temp, || match written {
+        Ok(()) => fs::rename(&temp, &target).inspect_err(|_| {
+            let _ = fs::remove_file(&temp);
+        }),
+        Err(e) => {
+            let _ = fs::remove_file(&temp);
+            Err(e)
+        }
+    })
+}
+
+/// The file a path finally names: symbolic links followed (relative ones against their own directory), at most
+/// 40 of them, as the kernel does; a dangling link names the path it points to.
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let to = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(path),
+        }
     }
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many levels of symbolic links",
+    ))
+}
+
+/// A new temporary file in `dir` (recorded first, so a stop removes it), with the usual permissions of an output
+/// file (0666 less the umask, not a temporary file's 0600).
+fn create_temporary(dir: &Path) -> io::Result<(PathBuf, fs::File)> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    loop {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temp = dir.join(format!(".reasonctl-{}-{n}.tmp", std::process::id()));
+        control::hold_temporary(&temp);
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o666);
+        }
+        match options.open(&temp) {
+            Ok(file) => return Ok((temp, file)),
+            Err(e) => {
+                control::release_temporary(&temp, || ());
+                if e.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(e);
+                }
+            }
+        }
+    }
 }
 
 /// Creates a directory (and its parents) if it does not exist.

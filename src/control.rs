@@ -1,0 +1,323 @@
+//! This module defines what bounds a command in every phase, including the phases that cannot check a limit
+//! themselves (a parser expanding an entity, a sort, a write): the heap the process uses, counted at the global
+//! allocator; a stop that the binary carries out (message, exit code) when a hard limit is passed or a signal
+//! arrives; the phase the command is in, for that message; and the temporary files a stopped command removes.
+//!
+//! The library never exits: [`stop`] calls the hook the binary installed with [`install`], and returns when
+//! there is none (a library user, a test), leaving the phases' own checks to act.
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Bytes a thread allocates (or frees) before its count is added to the shared one: the shared count is exact
+/// to within this much per thread, and allocating threads do not contend on it.
+const SLACK: isize = 256 << 10;
+
+static HEAP: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static STOPPING: AtomicBool = AtomicBool::new(false);
+static PHASE: AtomicU8 = AtomicU8::new(Phase::Start as u8);
+static HOOK: OnceLock<fn(Stop) -> !> = OnceLock::new();
+
+thread_local! {
+    /// This thread's bytes not yet added to [`HEAP`].
+    static PENDING: Cell<isize> = const { Cell::new(0) };
+    /// Set while this thread must not be stopped by the allocator (it holds the temporaries' lock).
+    static HOLD: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The global allocator `A`, counting the bytes it hands out: install it as `#[global_allocator]`.
+pub struct Counting<A>(pub A);
+
+// SAFETY: every call is forwarded to `A` unchanged; counting touches only atomics and const-initialised
+// thread-locals without destructors (no allocation, no re-entry).
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.dealloc(ptr, layout) };
+        count(-(layout.size() as isize));
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as isize - layout.size() as isize);
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { self.0.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Counts an allocation (`delta > 0`, before it is made) or a release; past the limit, stops the command
+/// before the allocation is made.
+fn count(delta: isize) {
+    let flush = PENDING
+        .try_with(|p| {
+            let v = p.get() + delta;
+            if v.abs() < SLACK {
+                p.set(v);
+                None
+            } else {
+                p.set(0);
+                Some(v)
+            }
+        })
+        .unwrap_or(Some(delta));
+    let Some(v) = flush else { return };
+    if !COUNTING.load(Ordering::Relaxed) {
+        COUNTING.store(true, Ordering::Relaxed);
+    }
+    let now = HEAP.fetch_add(v, Ordering::Relaxed) + v;
+    if v > 0 {
+        let now = now.max(0) as usize;
+        PEAK.fetch_max(now, Ordering::Relaxed);
+        if now > LIMIT.load(Ordering::Relaxed)
+            && !STOPPING.load(Ordering::Relaxed)
+            && !HOLD.try_with(Cell::get).unwrap_or(true)
+        {
+            stop(Stop::Memory);
+        }
+    }
+}
+
+/// Whether the counting allocator is installed (it has counted something): [`heap`] is then the real heap.
+pub fn counting() -> bool {
+    COUNTING.load(Ordering::Relaxed)
+}
+
+/// The bytes the process has allocated and not freed (to within 256 KiB per thread); 0 without [`Counting`].
+pub fn heap() -> usize {
+    HEAP.load(Ordering::Relaxed).max(0) as usize
+}
+
+/// The most [`heap`] has been.
+pub fn peak() -> usize {
+    PEAK.load(Ordering::Relaxed)
+}
+
+/// The heap limit: an allocation that would take [`heap`] past it stops the command ([`Stop::Memory`]);
+/// `None` removes it.
+pub fn set_heap_limit(limit: Option<usize>) {
+    LIMIT.store(limit.unwrap_or(usize::MAX), Ordering::Relaxed);
+}
+
+/// Why a command was stopped from outside its phases' own checks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// An allocation would have passed `--max-memory`.
+    Memory,
+    /// The command ran past `--timeout` (and its grace).
+    Time,
+    /// A signal (SIGINT, SIGTERM, SIGHUP) arrived: its number.
+    Signal(i32),
+}
+
+/// The phase a command is in (for the message of a stop).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    /// Before loading.
+    Start,
+    /// Reading the data.
+    Load,
+    /// Reading and checking the rules.
+    Rules,
+    /// Running the rules.
+    Reason,
+    /// Running a query.
+    Query,
+    /// Explaining facts.
+    Explain,
+    /// Writing the output.
+    Output,
+}
+
+impl Phase {
+    /// What the command was doing, as a message says it (`while loading the data`).
+    pub fn doing(self) -> &'static str {
+        match self {
+            Phase::Start => "while starting",
+            Phase::Load => "while loading the data",
+            Phase::Rules => "while reading the rules",
+            Phase::Reason => "while reasoning",
+            Phase::Query => "while running the query",
+            Phase::Explain => "while explaining",
+            Phase::Output => "while writing the output",
+        }
+    }
+}
+
+/// Records the phase the command is entering.
+pub fn enter(phase: Phase) {
+    PHASE.store(phase as u8, Ordering::Relaxed);
+}
+
+/// The phase the command is in.
+pub fn phase() -> Phase {
+    match PHASE.load(Ordering::Relaxed) {
+        x if x == Phase::Load as u8 => Phase::Load,
+        x if x == Phase::Rules as u8 => Phase::Rules,
+        x if x == Phase::Reason as u8 => Phase::Reason,
+        x if x == Phase::Query as u8 => Phase::Query,
+        x if x == Phase::Explain as u8 => Phase::Explain,
+        x if x == Phase::Output as u8 => Phase::Output,
+        _ => Phase::Start,
+    }
+}
+
+/// Installs the binary's stop: it removes the temporaries, reports, and exits. Once per process.
+pub fn install(hook: fn(Stop) -> !) {
+    let _ = HOOK.set(hook);
+}
+
+/// Stops the command through the installed hook (never returning), once: a second stop waits for the first to
+/// end the process. Without a hook, returns.
+pub fn stop(reason: Stop) {
+    let Some(hook) = HOOK.get() else { return };
+    if STOPPING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+    hook(reason)
+}
+
+/// The grace a phase that cannot check the time gets past the deadline before the command is stopped: a quarter
+/// second, plus a twentieth of the timeout.
+pub fn grace(timeout: Duration) -> Duration {
+    Duration::from_millis(250) + timeout / 20
+}
+
+/// `start + timeout`, or `None` when that lies past what an [`Instant`] can hold (no deadline, in effect).
+pub fn deadline(start: Instant, timeout: Duration) -> Option<Instant> {
+    start.checked_add(timeout)
+}
+
+/// Temporary files being written: a stop removes them.
+static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn temporaries() -> MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records a temporary file before it is created.
+pub fn hold_temporary(path: &Path) {
+    let _hold = Held::new();
+    temporaries().push(path.to_owned());
+}
+
+/// Runs `f` (a rename of the temporary into place, or its removal), then forgets the temporary, all under the
+/// lock a stop takes: a stop either removes the temporary before `f` or finds it gone.
+pub fn release_temporary<R>(path: &Path, f: impl FnOnce() -> R) -> R {
+    let _hold = Held::new();
+    let mut list = temporaries();
+    let result = f();
+    list.retain(|p| p != path);
+    result
+}
+
+/// Removes every temporary file still recorded (waiting up to a second for a rename in progress); how many.
+pub fn discard_temporaries() -> usize {
+    let started = Instant::now();
+    loop {
+        match TEMPORARIES.try_lock() {
+            Ok(mut list) => {
+                let n = list.len();
+                for p in list.drain(..) {
+                    let _ = std::fs::remove_file(p);
+                }
+                return n;
+            }
+            Err(std::sync::TryLockError::Poisoned(e)) => {
+                let mut list = e.into_inner();
+                let n = list.len();
+                for p in list.drain(..) {
+                    let _ = std::fs::remove_file(p);
+                }
+                return n;
+            }
+            Err(std::sync::TryLockError::WouldBlock)
+                if started.elapsed() < Duration::from_secs(1) =>
+            {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => return 0,
+        }
+    }
+}
+
+/// While alive, the allocator does not stop this thread (it holds the temporaries' lock, which a stop takes).
+struct Held {
+    was: bool,
+}
+
+impl Held {
+    fn new() -> Self {
+        let was = HOLD.try_with(|h| h.replace(true)).unwrap_or(false);
+        Self { was }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let was = self.was;
+        let _ = HOLD.try_with(|h| h.set(was));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_past_what_an_instant_holds_is_none() {
+        let now = Instant::now();
+        assert_eq!(deadline(now, Duration::MAX), None);
+        assert_eq!(
+            deadline(now, Duration::from_secs(3)),
+            Some(now + Duration::from_secs(3))
+        );
+    }
+
+    #[test]
+    fn the_grace_grows_with_the_timeout() {
+        assert_eq!(grace(Duration::from_secs(2)), Duration::from_millis(350));
+        assert_eq!(grace(Duration::from_secs(100)), Duration::from_millis(5250));
+    }
+
+    #[test]
+    fn a_released_temporary_is_not_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("kept");
+        let dropped = dir.path().join("dropped");
+        for p in [&kept, &dropped] {
+            hold_temporary(p);
+            std::fs::write(p, "x").unwrap();
+        }
+        release_temporary(&kept, || ());
+        assert!(discard_temporaries() >= 1);
+        assert!(kept.exists());
+        assert!(!dropped.exists());
+    }
+
+    #[test]
+    fn without_a_hook_a_stop_returns() {
+        stop(Stop::Time);
+        assert!(!STOPPING.load(Ordering::SeqCst));
+    }
+}
