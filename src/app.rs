@@ -1029,7 +1029,7 @@ fn rule_locations(program: &datalog::Program) -> Vec<String> {
             rules::Origin::File { path, offset, .. } => {
                 let text = files
                     .entry(path.clone())
-                    .or_insert_with(|| std::fs::read_to_string(path).ok());
+                    .or_insert_with(|| rules::source::read_rules_file(path).ok());
                 match text {
                     Some(t) => {
                         let (line, col) = crate::excerpt::line_col(t, *offset);

@@ -17,6 +17,7 @@ use miette::{Diagnostic, LabeledSpan, SourceCode};
 use crate::datalog::{self, Program};
 use crate::excerpt::Excerpt;
 use crate::rules::source::RuleText;
+use crate::rules::sparql::scan;
 use crate::rules::{self, Language, Origin, RuleError, RuleSources};
 use crate::store::Store;
 
@@ -260,7 +261,6 @@ pub fn validate(sources: &RuleSources, store: &mut Store, checks: Checks) -> Val
 pub struct Builder<'t> {
     texts: &'t [RuleText],
     files: HashMap<PathBuf, Option<Arc<SourceFile>>>,
-    duplicates: HashMap<String, usize>,
 }
 
 impl<'t> Builder<'t> {
@@ -269,7 +269,6 @@ impl<'t> Builder<'t> {
         Self {
             texts,
             files: HashMap::new(),
-            duplicates: HashMap::new(),
         }
     }
 
@@ -290,7 +289,7 @@ impl<'t> Builder<'t> {
                 .files
                 .entry(path.clone())
                 .or_insert_with(|| {
-                    std::fs::read_to_string(path).ok().map(|t| {
+                    crate::rules::source::read_rules_file(path).ok().map(|t| {
                         Arc::new(SourceFile::new(
                             Some(path.clone()),
                             path.display().to_string(),
@@ -334,24 +333,29 @@ impl<'t> Builder<'t> {
         let help = e.help().map(|h| h.to_string());
         let message = e.to_string();
         let (rule_id, text) = match &e {
-            RuleError::DuplicateId { id } => {
-                let n = self.duplicates.entry(id.clone()).or_insert(0);
-                *n += 1;
-                let nth = *n;
-                (
-                    Some(id.clone()),
-                    self.texts.iter().filter(|t| t.id == *id).nth(nth),
-                )
-            }
+            RuleError::DuplicateId { id, index, .. } => (Some(id.clone()), self.texts.get(*index)),
             other => {
                 let id = rule_of(other);
                 let text = id.and_then(|id| self.texts.iter().find(|t| t.id == id));
                 (id.map(str::to_owned), text)
             }
         };
+        // What a SPARQL syntax error means, when the parser's message does not say.
+        let hint = match (&e, text) {
+            (RuleError::Syntax { message, .. }, Some(t)) if t.language == Language::Sparql => {
+                scan::syntax_hint(&t.text, syntax_position(message, &t.text), message, true)
+            }
+            _ => None,
+        };
         let (labels, source) = match text {
             Some(t) => {
-                let mut labels = error_labels(&e, t);
+                let mut labels = match hint.as_ref().and_then(|h| Some((h.at.clone()?, h.label))) {
+                    Some((range, text)) => vec![Label {
+                        range,
+                        text: text.to_owned(),
+                    }],
+                    None => error_labels(&e, t),
+                };
                 if labels.is_empty() {
                     labels.push(Label {
                         range: rule_start(t),
@@ -373,11 +377,21 @@ impl<'t> Builder<'t> {
             Some(s) => (message, Some(s), labels),
             None => (message, None, Vec::new()),
         };
+        let (message, help) = match (hint, &rule_id) {
+            (Some(h), Some(rule)) => (
+                format!("rule {rule}: not valid SPARQL: {}", h.what),
+                Some(h.fix),
+            ),
+            _ => (
+                shorten_syntax(&e, text.map(|t| t.text.as_str())).unwrap_or(message),
+                help,
+            ),
+        };
         Finding {
             code,
             severity: Severity::Error,
             rule: rule_id,
-            message: shorten_syntax(&e, text.map(|t| t.text.as_str())).unwrap_or(message),
+            message,
             help,
             labels,
             source,
@@ -454,7 +468,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::JsonLdShape { rule, .. }
         | RuleError::HeadGraphAbsent { rule, .. }
         | RuleError::Lower { rule, .. } => Some(rule),
-        RuleError::DuplicateId { id } | RuleError::ReservedId { id } => Some(id),
+        RuleError::DuplicateId { id, .. } | RuleError::ReservedId { id } => Some(id),
         RuleError::Unreadable { .. }
         | RuleError::StoredShape { .. }
         | RuleError::StoredTwice { .. }
@@ -722,6 +736,10 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 RuleError::HeadAnonymous { .. } => {
                     label(j.key("insert"), "a head node here has no \"@id\"")
                 }
+                RuleError::HeadBlankNode { .. } => label(
+                    j.string_starting_from(head, "_:"),
+                    "a blank node would mint a new node for every match",
+                ),
                 RuleError::InvalidLiteral { value, .. } => label(
                     j.string_from(head, value).or_else(|| {
                         t.text[head..]
@@ -770,7 +788,7 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 RuleError::HeadGraphAbsent { .. } => {
                     label(j.key_from(head, "@graph"), "the data has no such graph")
                 }
-                RuleError::DuplicateId { id } => label(
+                RuleError::DuplicateId { id, .. } => label(
                     j.key("@id")
                         .and_then(|k| j.string_from(k.end, id))
                         .or_else(|| j.opening()),

@@ -22,21 +22,9 @@ use crate::store::{Dictionary, TermId, TermRef, TermSource, Triple, View};
 #[derive(Debug, Error, Diagnostic)]
 pub enum QueryError {
     /// The query text is not SPARQL.
-    #[error("the query is not valid SPARQL: {message}")]
-    #[diagnostic(
-        code(reasonctl::query::syntax),
-        help("fix the query at the marked position")
-    )]
-    Syntax {
-        /// The parser's message (its position removed).
-        message: String,
-        /// The query text.
-        #[source_code]
-        text: Excerpt,
-        /// Where.
-        #[label("here")]
-        span: Option<SourceSpan>,
-    },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Syntax(Box<SyntaxError>),
     /// The query nests brackets or operators too deep.
     #[error("the query's {what} nest deeper than {limit} levels")]
     #[diagnostic(
@@ -67,6 +55,23 @@ pub enum QueryError {
     Exec(#[from] ExecError),
 }
 
+/// A query text that is not SPARQL.
+#[derive(Debug, Error, Diagnostic)]
+#[error("the query is not valid SPARQL: {message}")]
+#[diagnostic(code(reasonctl::query::syntax), help("{help}"))]
+pub struct SyntaxError {
+    /// The parser's message (its position removed), or what it means.
+    message: String,
+    /// The fix.
+    help: String,
+    /// The query text.
+    #[source_code]
+    text: Excerpt,
+    /// Where.
+    #[label("here")]
+    span: Option<SourceSpan>,
+}
+
 /// A query ready to run: its form, its plan, and the dataset it reads.
 #[derive(Debug)]
 pub struct Prepared {
@@ -84,10 +89,13 @@ pub struct Prepared {
 pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Query, QueryError> {
     let mut parser = SparqlParser::new();
     if let Some(b) = base {
-        parser = parser.with_base_iri(b).map_err(|e| QueryError::Syntax {
-            message: format!("bad base IRI {b}: {e}"),
-            text: Excerpt::new(name, text),
-            span: None,
+        parser = parser.with_base_iri(b).map_err(|e| {
+            QueryError::Syntax(Box::new(SyntaxError {
+                message: format!("bad base IRI {b}: {e}"),
+                help: "pass an absolute IRI to --base".to_owned(),
+                text: Excerpt::new(name, text),
+                span: None,
+            }))
         })?;
     }
     if let Some(at) = scan::too_deep(text) {
@@ -109,6 +117,16 @@ pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Qu
         None => parser.parse_query(text),
     }
     .map_err(|e| syntax_error(text, name, &e.to_string()))?;
+    if let Some(at) = scan::literal_triple_term_subject(text) {
+        let (line, col) = excerpt::line_col(text, at);
+        return Err(syntax_error(
+            text,
+            name,
+            &format!(
+                "error at {line}:{col}: a triple term's subject must be an IRI, a blank node or a variable (TRIPLE() takes any term, and gives an error for such a subject)"
+            ),
+        ));
+    }
     let pattern = match &parsed {
         spargebra::Query::Select { pattern, .. }
         | spargebra::Query::Construct { pattern, .. }
@@ -155,14 +173,25 @@ pub fn syntax_error(text: &str, name: &str, message: &str) -> QueryError {
     if let Some(i) = short.find("expected one of") {
         let list = &short[i..];
         if list.len() > 120 {
-            short = format!("{}…", &short[..i + 120.min(list.len())]);
+            short = format!("{}…", &short[..excerpt::floor_boundary(&short, i + 120)]);
         }
     }
-    QueryError::Syntax {
+    let at = span.map(|s| s.offset());
+    let (short, help) = match scan::syntax_hint(text, at, message, false) {
+        Some(h) => {
+            if let Some(r) = h.at {
+                span = Some(SourceSpan::new(r.start.into(), r.len()));
+            }
+            (h.what, h.fix)
+        }
+        None => (short, "fix the query at the marked position".to_owned()),
+    };
+    QueryError::Syntax(Box::new(SyntaxError {
         message: short,
+        help,
         text: Excerpt::new(name, text),
         span,
-    }
+    }))
 }
 
 /// Lowers and plans a parsed query; constants are interned into `dict`.

@@ -125,7 +125,9 @@ pub enum RuleError {
     #[error(
         "rule {rule}: a head cannot contain a blank node: it would mint a fresh node for every match"
     )]
-    #[diagnostic(help("use a variable bound by the body, or an IRI"))]
+    #[diagnostic(help(
+        "use a variable bound by the body, or an IRI; for one node per match, build its IRI in the body (BIND, or \"bind\" in JSON-LD, with IRI(CONCAT(…))) and use that variable"
+    ))]
     HeadBlankNode {
         /// The rule id.
         rule: String,
@@ -279,14 +281,18 @@ pub enum RuleError {
         /// The graph IRI.
         graph: String,
     },
-    /// Two rules share an id.
-    #[error("two rules have the id {id}")]
+    /// Two rules share an id (as written, or once expanded: `ex:r` and `http://example.org/r`).
+    #[error("two rules have the id {id}{}", if taken_by == id { String::new() } else { format!(" (the other writes it {taken_by})") })]
     #[diagnostic(help(
         "rename one of them (#@rule NAME, the JSON-LD @id, or the stored rule's subject)"
     ))]
     DuplicateId {
-        /// The id.
+        /// The id, as the later rule writes it.
         id: String,
+        /// The later rule's position among the rule texts.
+        index: usize,
+        /// The id as the earlier rule writes it.
+        taken_by: String,
     },
     /// A rule id that `--owl2rl` reserves for its own rules.
     #[error("rule id {id} starts with owl2rl:, which --owl2rl reserves for the OWL 2 RL rules")]

@@ -955,3 +955,28 @@ mod signals {
         }
     }
 }
+
+// Root cause 12: `--rules /dev/zero` read until memory ran out.
+#[cfg(unix)]
+#[test]
+fn a_rules_file_past_16_mib_is_refused_without_reading_it_all() {
+    let dir = folder();
+    let started = Instant::now();
+    let out = reasonctl()
+        .args(["materialize", "data.ttl", "--rules", "/dev/zero"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::rules::unreadable"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("more than 16 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}

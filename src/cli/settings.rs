@@ -15,7 +15,7 @@ use crate::datalog::{Budget, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::output::{OutputTarget, RdfOutputFormat};
 use crate::rules::RuleSources;
-use crate::store::load::{DataSource, LoadOptions};
+use crate::store::load::{DataFormat, DataSource, LoadOptions};
 use crate::store::well_known;
 
 /// A flag value that cannot be used.
@@ -85,6 +85,39 @@ pub enum SettingsError {
         /// Why.
         reason: String,
     },
+    /// `--rules-graph` is not an absolute IRI.
+    #[error("--rules-graph {iri:?} is not an absolute IRI: {message}")]
+    #[diagnostic(
+        code(reasonctl::settings::rules_graph),
+        help(
+            "name the graph holding the f:rule values by its IRI, e.g. --rules-graph http://example.org/rules"
+        )
+    )]
+    RulesGraph {
+        /// As given.
+        iri: String,
+        /// Why.
+        message: String,
+    },
+    /// `-o FILE` and `--stats FILE` name the same file.
+    #[error("--stats and -o both name {path}: one would overwrite the other")]
+    #[diagnostic(
+        code(reasonctl::settings::stats_is_output),
+        help("write the statistics to another file, e.g. --stats stats.json")
+    )]
+    StatsIsOutput {
+        /// The path.
+        path: String,
+    },
+    /// `--rules -`.
+    #[error("--rules - : rules cannot be read from standard input")]
+    #[diagnostic(
+        code(reasonctl::settings::rules_stdin),
+        help(
+            "write the rules to a file and pass its path; standard input is for data (-), and diagnostics point into rule files by line"
+        )
+    )]
+    RulesStdin,
     /// Stdin named twice.
     #[error("standard input (-) is named more than once")]
     #[diagnostic(code(reasonctl::settings::stdin_twice), help("pass - at most once"))]
@@ -188,7 +221,7 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
     };
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
-    let reasoning = reasoning(args.reasoning, timeout, now);
+    let reasoning = reasoning(args.reasoning, timeout, now)?;
     Ok(QuerySettings {
         reasoning,
         sources,
@@ -222,16 +255,30 @@ fn reasoning_time(t: Option<&str>) -> Result<Option<DateTime>, SettingsError> {
     }
 }
 
+/// Rule sources: `--rules` paths (standard input is not one) and the `--rules-graph` IRI, checked.
+fn rule_sources(
+    paths: Vec<std::path::PathBuf>,
+    graph: Option<String>,
+) -> Result<RuleSources, SettingsError> {
+    if paths.iter().any(|p| p.as_os_str() == "-") {
+        return Err(SettingsError::RulesStdin);
+    }
+    if let Some(g) = &graph {
+        oxrdf::NamedNode::new(g.as_str()).map_err(|e| SettingsError::RulesGraph {
+            iri: g.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    Ok(RuleSources { paths, graph })
+}
+
 fn reasoning(
     args: ReasoningArgs,
     timeout: Option<std::time::Duration>,
     now: Option<DateTime>,
-) -> ReasoningSettings {
-    ReasoningSettings {
-        sources: RuleSources {
-            paths: args.rules,
-            graph: args.rules_graph,
-        },
+) -> Result<ReasoningSettings, SettingsError> {
+    Ok(ReasoningSettings {
+        sources: rule_sources(args.rules, args.rules_graph)?,
         schedule: match args.schedule {
             ScheduleArg::Staged => Schedule::Staged,
             ScheduleArg::WholeProgram => Schedule::WholeProgram,
@@ -248,7 +295,7 @@ fn reasoning(
         stats: args.stats,
         closure: !args.no_closure,
         owl2rl: args.owl2rl,
-    }
+    })
 }
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {
@@ -278,8 +325,16 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     };
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
+    let reasoning = reasoning(args.reasoning, timeout, now)?;
+    if let (OutputTarget::File(out), Some(stats)) = (&target, &reasoning.stats) {
+        if same_file(out, stats) {
+            return Err(SettingsError::StatsIsOutput {
+                path: stats.display().to_string(),
+            });
+        }
+    }
     Ok(MaterializeSettings {
-        reasoning: reasoning(args.reasoning, timeout, now),
+        reasoning,
         sources,
         load,
         target,
@@ -293,7 +348,7 @@ fn explain(args: ExplainArgs) -> Result<ExplainSettings, SettingsError> {
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     Ok(ExplainSettings {
-        reasoning: reasoning(args.reasoning, timeout, now),
+        reasoning: reasoning(args.reasoning, timeout, now)?,
         sources,
         load,
         fact: args.fact,
@@ -311,10 +366,7 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         lenient: false,
     })?;
     Ok(DepsSettings {
-        rules: RuleSources {
-            paths: args.rules,
-            graph: args.rules_graph,
-        },
+        rules: rule_sources(args.rules, args.rules_graph)?,
         sources,
         load,
         format: args.format,
@@ -322,10 +374,29 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
     })
 }
 
-/// Whether a `lint` input is rules (a folder, `.rq`, `.sparql`, `.json`, or a `.jsonld` whose top level has
-/// `where` or `insert`) rather than data.
-fn is_rules_input(arg: &str) -> bool {
+/// Whether two paths name one file: the same text, or (when both exist) the same file on disk. A device such as
+/// `/dev/null` is never "the same output" (writing it twice loses nothing).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let device =
+        |p: &std::path::Path| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if device(a) || device(b) {
+        return false;
+    }
+    a == b
+        || matches!((std::path::absolute(a), std::path::absolute(b)), (Ok(x), Ok(y)) if x == y)
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// Whether a `lint` input is rules (a folder, `.rq`, `.sparql`, `.json`, a `.jsonld` whose top level has `where`
+/// or `insert`, or a file of no data extension when `--data-format` is not given) rather than data.
+fn is_rules_input(arg: &str, data_format: bool) -> bool {
     let path = std::path::Path::new(arg);
+    if arg == "-" {
+        return false;
+    }
     if path.is_dir() {
         return true;
     }
@@ -349,13 +420,17 @@ fn is_rules_input(arg: &str) -> bool {
                 None => true,
             }
         }
-        _ => false,
+        // Data by its extension (or all data under --data-format); any other file is rules, as `--rules FILE`
+        // reads it (SPARQL).
+        _ => !data_format && DataFormat::from_path(path).is_none(),
     }
 }
 
 fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
-    let (rule_args, data_args): (Vec<String>, Vec<String>) =
-        args.files.into_iter().partition(|f| is_rules_input(f));
+    let (rule_args, data_args): (Vec<String>, Vec<String>) = args
+        .files
+        .into_iter()
+        .partition(|f| is_rules_input(f, args.data_format.is_some()));
     let (sources, load) = data(DataArgs {
         data: data_args,
         data_format: args.data_format,
@@ -365,10 +440,7 @@ fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
     let mut paths: Vec<std::path::PathBuf> = rule_args.into_iter().map(Into::into).collect();
     paths.extend(args.rules);
     Ok(LintSettings {
-        rules: RuleSources {
-            paths,
-            graph: args.rules_graph,
-        },
+        rules: rule_sources(paths, args.rules_graph)?,
         sources,
         load,
         format: args.format,

@@ -44,13 +44,6 @@ pub enum LowerError {
         help("aggregate in a subquery, then aggregate its result in the outer query")
     )]
     NestedAggregate,
-    /// A triple term whose subject is a literal or a triple term (RDF 1.2 allows IRIs and blank nodes only).
-    #[error("a triple term's subject must be an IRI or a blank node")]
-    #[diagnostic(
-        code(reasonctl::query::triple_term_subject),
-        help("put the literal or the nested triple term in the object position")
-    )]
-    TripleTermSubject,
     /// A custom aggregate.
     #[error("unknown aggregate <{0}>")]
     #[diagnostic(
@@ -63,10 +56,7 @@ pub enum LowerError {
 impl LowerError {
     /// Whether the grammar itself forbids the construct (as opposed to the executor not supporting it).
     pub fn is_syntax(&self) -> bool {
-        matches!(
-            self,
-            LowerError::NestedAggregate | LowerError::TripleTermSubject
-        )
+        matches!(self, LowerError::NestedAggregate)
     }
 }
 
@@ -666,16 +656,6 @@ impl<'d> Lowerer<'d> {
             Expression::Coalesce(list) => Expr::Coalesce(self.exprs(list)?),
             Expression::FunctionCall(f, args) => {
                 let func = self.function(f)?;
-                if func == Func::Triple
-                    && matches!(
-                        args.first(),
-                        Some(
-                            Expression::Literal(_) | Expression::FunctionCall(Function::Triple, _)
-                        )
-                    )
-                {
-                    return Err(LowerError::TripleTermSubject);
-                }
                 Expr::Call(func, self.exprs(args)?)
             }
         })

@@ -371,6 +371,14 @@ impl<'t> Json<'t> {
             .map(|s| s.range.clone())
     }
 
+    /// The first string value starting with `prefix` at or after byte `from`.
+    pub fn string_starting_from(&self, from: usize, prefix: &str) -> Option<Range<usize>> {
+        self.strs
+            .iter()
+            .find(|s| !s.key && s.value.starts_with(prefix) && s.range.start >= from)
+            .map(|s| s.range.clone())
+    }
+
     /// The first string (key or value) equal to `value` ignoring ASCII case, at or after byte `from`.
     pub fn string_from_ci(&self, from: usize, value: &str) -> Option<Range<usize>> {
         self.strs

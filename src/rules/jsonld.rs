@@ -199,6 +199,7 @@ fn head_error(rule: &str, e: HeadError) -> RuleError {
     let r = rule.to_owned();
     match e {
         HeadError::Anonymous => RuleError::HeadAnonymous { rule: r },
+        HeadError::Blank => RuleError::HeadBlankNode { rule: r },
         HeadError::Construct(c) => RuleError::HeadAnnotation {
             rule: r,
             construct: format!("\"{c}\""),

@@ -39,7 +39,7 @@ pub fn collect(sources: &RuleSources, store: &Store) -> (Vec<RuleText>, Vec<Rule
         match rule_files(path) {
             Ok(files) => {
                 for f in files {
-                    match std::fs::read_to_string(&f) {
+                    match read_rules_file(&f) {
                         Ok(text) => texts.extend(split_file(&f, &text)),
                         Err(e) => errors.push(RuleError::Unreadable {
                             path: f.clone(),
@@ -52,13 +52,71 @@ pub fn collect(sources: &RuleSources, store: &Store) -> (Vec<RuleText>, Vec<Rule
         }
     }
     stored(store, sources.graph.as_deref(), &mut texts, &mut errors);
-    let mut seen = hashbrown::HashSet::new();
-    for t in &texts {
-        if !seen.insert(t.id.clone()) {
-            errors.push(RuleError::DuplicateId { id: t.id.clone() });
+    // Ids are compared as the IRIs they stand for: `ex:r` under a context mapping `ex:`, `http://…/r` and a
+    // stored rule's subject are one id.
+    let mut seen: hashbrown::HashMap<String, usize> = hashbrown::HashMap::new();
+    for (index, t) in texts.iter().enumerate() {
+        match seen.entry(canonical_id(t)) {
+            hashbrown::hash_map::Entry::Occupied(first) => errors.push(RuleError::DuplicateId {
+                id: t.id.clone(),
+                index,
+                taken_by: texts[*first.get()].id.clone(),
+            }),
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(index);
+            }
         }
     }
     (texts, errors)
+}
+
+/// The id a rule text's id stands for: a JSON-LD `@id` expanded through the rule's own `@context` (a compact
+/// IRI whose prefix it maps), otherwise the id as written.
+fn canonical_id(t: &RuleText) -> String {
+    if t.language != Language::JsonLd || matches!(t.origin, Origin::Stored { .. }) {
+        return t.id.clone();
+    }
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&t.text) else {
+        return t.id.clone();
+    };
+    let context = value.get("@context").or_else(|| value.get("context"));
+    let expanded = t.id.split_once(':').and_then(|(prefix, local)| {
+        if local.starts_with("//") {
+            return None;
+        }
+        let iri = context?.get(prefix)?;
+        let iri = iri.as_str().or_else(|| iri.get("@id")?.as_str())?;
+        Some(format!("{iri}{local}"))
+    });
+    expanded.unwrap_or_else(|| t.id.clone())
+}
+
+/// The most bytes a rules file may hold: a rule longer than this is not a rule (and `--rules /dev/zero` would
+/// otherwise read until memory runs out).
+pub const MAX_RULES_FILE: u64 = 16 << 20;
+
+/// Reads a rules file (at most [`MAX_RULES_FILE`] bytes, UTF-8, a leading byte-order mark dropped). Every
+/// reader of rule files — the rules, their diagnostics, `explain`'s rule locations — reads through here, so
+/// offsets agree.
+pub fn read_rules_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_RULES_FILE + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_RULES_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "it holds more than {} MiB; a rules file is at most that large",
+                MAX_RULES_FILE >> 20
+            ),
+        ));
+    }
+    if let Some(rest) = text.strip_prefix('\u{FEFF}') {
+        text = rest.to_owned();
+    }
+    Ok(text)
 }
 
 /// The rule files a `--rules` path names: the file itself, or a folder's `*.rq *.sparql *.json *.jsonld`

@@ -52,6 +52,15 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
     }
     // Names with characters past U+FFFF are rewritten for the parser; its errors are reported on the text as
     // written.
+    if let Some(at) = scan::literal_triple_term_subject(text) {
+        let (line, col) = crate::excerpt::line_col(text, at);
+        return Err(RuleError::Syntax {
+            rule: id.to_owned(),
+            message: format!(
+                "error at {line}:{col}: a triple term's subject must be an IRI, a blank node or a variable"
+            ),
+        });
+    }
     let widened = scan::widen_names(text);
     let parsed = parse_text(id, widened.as_deref().unwrap_or(text));
     let parsed = match (parsed, &widened) {

@@ -426,6 +426,19 @@ impl Loader {
                 message: e.to_string(),
             })?;
         }
+        let reader = skip_bom(reader).map_err(|source| LoadError::Unreadable {
+            path: name.into(),
+            source,
+        })?;
+        // An empty file (white space only) is an empty dataset in every syntax, JSON-LD's included (whose parser
+        // wants a value).
+        let Some(reader) = unless_blank(reader).map_err(|source| LoadError::Unreadable {
+            path: name.into(),
+            source,
+        })?
+        else {
+            return Ok(());
+        };
         let (tx, rx) = mpsc::sync_channel::<Parsed>(8);
         std::thread::scope(|scope| {
             // The parsers recurse once per nested term (oxjsonld per JSON level, oxrdfio per triple term): the
@@ -512,6 +525,46 @@ impl Loader {
     }
 }
 
+/// The UTF-8 byte-order mark some editors write first.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `reader` without a leading byte-order mark (which no RDF syntax allows, and editors on some systems write).
+fn skip_bom<R: Read>(mut reader: R) -> io::Result<impl Read> {
+    let mut head = [0u8; 3];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let keep = if head[..n] == *BOM { 0 } else { n };
+    Ok(io::Cursor::new(head).take(keep as u64).chain(reader))
+}
+
+/// `reader`, unless all it holds is white space (looked at in its first 8 KiB).
+fn unless_blank<R: Read>(mut reader: R) -> io::Result<Option<impl Read>> {
+    let mut head = vec![0u8; 8 << 10];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => {
+                if head[..n].iter().all(u8::is_ascii_whitespace) {
+                    return Ok(None);
+                }
+                break;
+            }
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    head.truncate(n);
+    Ok(Some(io::Cursor::new(head).chain(reader)))
+}
+
 /// What the parsing thread hands over.
 enum Parsed {
     /// The next quads, in document order.
@@ -559,12 +612,25 @@ fn parse_batches(
             Err(e) => {
                 let error = match e {
                     RdfParseError::Io(e) => match guard::too_deep(&e) {
-                        Some(deep) => LoadError::TooDeep {
-                            file: name.to_owned(),
-                            line: deep.line,
-                            column: deep.column,
-                            what: deep.what,
-                            limit: deep.limit,
+                        Some(deep) => match deep.what {
+                            Some(what) => LoadError::TooDeep {
+                                file: name.to_owned(),
+                                line: deep.line,
+                                column: deep.column,
+                                what,
+                                limit: deep.limit,
+                            },
+                            None => LoadError::Syntax(Box::new(SyntaxError {
+                                file: name.to_owned(),
+                                line: deep.line,
+                                column: deep.column,
+                                message:
+                                    "invalid UTF-8 in a comment (the whole file must be UTF-8)"
+                                        .to_owned(),
+                                format: format_name(format),
+                                snippet: None,
+                                span: None,
+                            })),
                         },
                         None => LoadError::Unreadable {
                             path: PathBuf::from(name),

@@ -16,6 +16,8 @@ use super::context::{Context, ExpandError, Expanded};
 /// Why an `insert` does not make heads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeadError {
+    /// A blank node `"_:b"` in a head (it would mint a fresh node per derivation).
+    Blank,
     /// A head node without `@id` (it would mint a fresh node per derivation).
     Anonymous,
     /// `@annotation`, `@edge` or `@reifies` in a head.
@@ -125,6 +127,13 @@ impl HeadBuilder<'_> {
     }
 
     fn iri_or_var(&mut self, s: &str) -> Option<TemplateTerm> {
+        // `_:label` is a blank node, not a compact IRI with an undefined prefix `_`.
+        if s.starts_with("_:") {
+            if !self.errors.contains(&HeadError::Blank) {
+                self.errors.push(HeadError::Blank);
+            }
+            return None;
+        }
         match self.cx.expand(s) {
             Ok(Expanded::Var(v)) => self.var(&v),
             Ok(Expanded::Iri(i)) => Some(TemplateTerm::Const(self.dict.intern_iri(&i))),

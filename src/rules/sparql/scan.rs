@@ -156,6 +156,281 @@ pub fn too_deep(text: &str) -> Option<usize> {
     None
 }
 
+/// What a SPARQL syntax error means when spargebra's message does not say (an undeclared prefix reads as
+/// "expected ENCODE_FOR_URI", an empty text as "expected [_]"): what is wrong, the fix, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// What is wrong.
+    pub what: String,
+    /// How to fix it.
+    pub fix: String,
+    /// The construct, when the hint knows better than the parser's position.
+    pub at: Option<Range<usize>>,
+    /// What the label on it says.
+    pub label: &'static str,
+}
+
+/// The IRIs of the prefixes everyone uses, for the fix of an undeclared one.
+const WELL_KNOWN: &[(&str, &str)] = &[
+    ("xsd", "http://www.w3.org/2001/XMLSchema#"),
+    ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+    ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
+    ("owl", "http://www.w3.org/2002/07/owl#"),
+    ("f", "https://ns.flur.ee/db#"),
+];
+
+const UPDATES: &[&str] = &[
+    "INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH",
+];
+
+const FORMS: &[&str] = &["CONSTRUCT", "SELECT", "ASK", "DESCRIBE"];
+
+/// A hint for a syntax error of `text` (a rule when `rule`, else a query) at byte `at` with spargebra's
+/// `message`, when the text shows what the message does not.
+pub fn syntax_hint(text: &str, at: Option<usize>, message: &str, rule: bool) -> Option<Hint> {
+    let what_it_is = if rule { "rule" } else { "query" };
+    let shape = if rule {
+        "write it as CONSTRUCT { heads } WHERE { body }"
+    } else {
+        "write a SELECT, ASK, CONSTRUCT or DESCRIBE query"
+    };
+    let toks: Vec<(Range<usize>, Kind)> = tokens(text).collect();
+    if toks.is_empty() {
+        return Some(Hint {
+            what: format!("the {what_it_is} is empty (white space and comments only)"),
+            fix: shape.to_owned(),
+            at: None,
+            label: "here",
+        });
+    }
+    // Keywords outside every bracket, prefix declarations skipped.
+    let mut depth = 0usize;
+    let mut top: Vec<(Range<usize>, String)> = Vec::new();
+    for (range, kind) in &toks {
+        match kind {
+            Kind::Open => depth += 1,
+            Kind::Close => depth = depth.saturating_sub(1),
+            Kind::Name if depth == 0 => {
+                top.push((range.clone(), text[range.clone()].to_ascii_uppercase()))
+            }
+            _ => {}
+        }
+    }
+    if let Some((range, word)) = top
+        .iter()
+        .find(|(_, w)| UPDATES.contains(&w.as_str()))
+        .filter(|_| !top.iter().any(|(_, w)| FORMS.contains(&w.as_str())))
+    {
+        return Some(Hint {
+            what: format!("`{word}` starts a SPARQL update, not a {what_it_is}"),
+            fix: if rule {
+                "a rule is CONSTRUCT { heads } WHERE { body }: its template is what the update would insert".to_owned()
+            } else {
+                "reasonctl query runs SELECT, ASK, CONSTRUCT and DESCRIBE; to derive facts, write a rule".to_owned()
+            },
+            at: Some(range.clone()),
+            label: "an update",
+        });
+    }
+    let forms: Vec<&Range<usize>> = top
+        .iter()
+        .filter(|(_, w)| FORMS.contains(&w.as_str()))
+        .map(|(r, _)| r)
+        .collect();
+    if let [_, second, ..] = forms.as_slice() {
+        return Some(Hint {
+            what: format!(
+                "a second {} starts here: one {what_it_is} is one query",
+                text[(*second).clone()].to_ascii_uppercase()
+            ),
+            fix: if rule {
+                "start each rule with a `#@rule NAME` line (the lines before the first are a prologue shared by all)"
+                    .to_owned()
+            } else {
+                "run one query at a time".to_owned()
+            },
+            at: Some((*second).clone()),
+            label: "a second query",
+        });
+    }
+    if let Some(hint) = undeclared_prefix(text, &toks, at, rule) {
+        return Some(hint);
+    }
+    if let Some(star) = select_star_grouped(text, &toks) {
+        return Some(Hint {
+            what: "SELECT * cannot be combined with GROUP BY: a grouped query projects only its group keys and aggregates".to_owned(),
+            fix: "name them: SELECT ?x (COUNT(?y) AS ?n) WHERE { … } GROUP BY ?x".to_owned(),
+            at: Some(star),
+            label: "SELECT * in a grouped query",
+        });
+    }
+    if message.contains("limit should be") || message.contains("offset should be") {
+        // The number after LIMIT or OFFSET that does not fit.
+        let number = toks.windows(2).find_map(|w| match w {
+            [(k, Kind::Name), (n, Kind::Name)]
+                if (text[k.clone()].eq_ignore_ascii_case("LIMIT")
+                    || text[k.clone()].eq_ignore_ascii_case("OFFSET"))
+                    && text[n.clone()].parse::<u64>().is_err() =>
+            {
+                Some(n.clone())
+            }
+            _ => None,
+        });
+        return Some(Hint {
+            what: "the LIMIT or OFFSET is larger than reasonctl can count (18446744073709551615)"
+                .to_owned(),
+            fix: "write a smaller number, or leave the LIMIT out".to_owned(),
+            at: number,
+            label: "too large",
+        });
+    }
+    None
+}
+
+/// The first prefixed name (at or before byte `at`, where the parser stopped) whose prefix no `PREFIX` line
+/// declares: the parser fails at it, or a little after it (`xsd:integer(?b)` fails at the `)`).
+fn undeclared_prefix(
+    text: &str,
+    toks: &[(Range<usize>, Kind)],
+    at: Option<usize>,
+    rule: bool,
+) -> Option<Hint> {
+    let declared: Vec<&str> = toks
+        .windows(2)
+        .filter_map(|w| match w {
+            [(k, Kind::Name), (p, Kind::Name)]
+                if text[k.clone()].eq_ignore_ascii_case("PREFIX") =>
+            {
+                text[p.clone()].strip_suffix(':')
+            }
+            _ => None,
+        })
+        .collect();
+    let (range, label) = toks.iter().find_map(|(r, k)| {
+        let name = &text[r.clone()];
+        let label = name.split_once(':')?.0;
+        let undeclared = *k == Kind::Name
+            && at.is_none_or(|at| r.start <= at)
+            && !name.starts_with(['?', '$', '_'])
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && !declared.contains(&label);
+        undeclared.then_some((r, label))
+    })?;
+    let name = &text[range.clone()];
+    let iri = WELL_KNOWN
+        .iter()
+        .find(|(l, _)| *l == label)
+        .map_or("http://…", |(_, iri)| iri);
+    Some(Hint {
+        what: format!("the prefix `{label}:` of {name} is not declared"),
+        fix: if rule {
+            format!(
+                "add `PREFIX {label}: <{iri}>` to the rule, or to the file's prologue before its first #@rule"
+            )
+        } else {
+            format!("add `PREFIX {label}: <{iri}>` before the query")
+        },
+        at: Some(range.start..range.start + label.len() + 1),
+        label: "undeclared prefix",
+    })
+}
+
+/// The `*` of a `SELECT *` whose query has a `GROUP BY` (at the same bracket depth, before that depth closes).
+fn select_star_grouped(text: &str, toks: &[(Range<usize>, Kind)]) -> Option<Range<usize>> {
+    let mut depth = 0usize;
+    // Open SELECT * queries: (depth, the `*`).
+    let mut stars: Vec<(usize, Range<usize>)> = Vec::new();
+    for (i, (range, kind)) in toks.iter().enumerate() {
+        match kind {
+            Kind::Open => depth += 1,
+            Kind::Close => {
+                depth = depth.saturating_sub(1);
+                stars.retain(|(d, _)| *d <= depth);
+            }
+            Kind::Name => {
+                let word = &text[range.clone()];
+                if word.eq_ignore_ascii_case("SELECT") {
+                    let mut j = i + 1;
+                    // SELECT DISTINCT * / SELECT REDUCED *
+                    while toks.get(j).is_some_and(|(r, k)| {
+                        *k == Kind::Name
+                            && (text[r.clone()].eq_ignore_ascii_case("DISTINCT")
+                                || text[r.clone()].eq_ignore_ascii_case("REDUCED"))
+                    }) {
+                        j += 1;
+                    }
+                    if let Some((r, Kind::Other)) = toks.get(j) {
+                        if &text[r.clone()] == "*" {
+                            stars.push((depth, r.clone()));
+                        }
+                    }
+                } else if word.eq_ignore_ascii_case("GROUP")
+                    && toks
+                        .get(i + 1)
+                        .is_some_and(|(r, _)| text[r.clone()].eq_ignore_ascii_case("BY"))
+                {
+                    if let Some((_, star)) = stars.iter().rev().find(|(d, _)| *d == depth) {
+                        return Some(star.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The subject of a triple term written in an expression (`BIND(<<( "a" :p :o )>> AS ?t)`) that is a literal or
+/// another triple term, which the SPARQL 1.2 grammar forbids there (a pattern may nest triple terms).
+/// spargebra reads the expression form as a call of TRIPLE(), where such arguments are legal and evaluate to
+/// an error, so the two are told apart here, by the text: a `<<(` inside parentheses is an expression.
+pub fn literal_triple_term_subject(text: &str) -> Option<usize> {
+    let toks: Vec<(Range<usize>, Kind)> = tokens(text).collect();
+    // Open brackets: whether each is a parenthesis (an expression around what follows).
+    let mut open: Vec<bool> = Vec::new();
+    for (i, (range, kind)) in toks.iter().enumerate() {
+        match kind {
+            Kind::Open => {
+                let bracket = &text[range.clone()];
+                let in_expression = open.iter().any(|paren| *paren);
+                let tripleterm = bracket == "<<"
+                    && toks
+                        .get(i + 1)
+                        .is_some_and(|(r, _)| &text[r.clone()] == "(");
+                if tripleterm && in_expression {
+                    if let Some((subject, kind)) = toks.get(i + 2) {
+                        let s = &text[subject.clone()];
+                        let literal = match kind {
+                            Kind::Str => true,
+                            Kind::Open => s == "<<",
+                            Kind::Name => {
+                                s.starts_with(|c: char| {
+                                    c.is_ascii_digit() || matches!(c, '+' | '-' | '.')
+                                }) || s.eq_ignore_ascii_case("true")
+                                    || s.eq_ignore_ascii_case("false")
+                            }
+                            _ => false,
+                        };
+                        if literal {
+                            return Some(subject.start);
+                        }
+                    }
+                }
+                // The `(` of `<<(` belongs to the triple term, not to an expression.
+                let triple_paren = bracket == "("
+                    && i > 0
+                    && matches!(&toks[i - 1], (r, Kind::Open) if &text[r.clone()] == "<<");
+                open.push(bracket == "(" && !triple_paren);
+            }
+            Kind::Close => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Whether a character lies past U+FFFF (a four-byte UTF-8 sequence).
 fn has_supplementary(s: &str) -> bool {
     s.bytes().any(|b| b >= 0xF0)
@@ -439,6 +714,79 @@ mod tests {
         assert!(w.contains("_:b_u10000_"), "{w}");
         // An undeclared prefix is left for the parser to report.
         assert_eq!(widen_names("SELECT * WHERE { ?a nope:x𐀀 ?b }"), None);
+    }
+
+    fn hint(text: &str, at: Option<usize>, message: &str) -> Option<Hint> {
+        syntax_hint(text, at, message, true)
+    }
+
+    #[test]
+    fn a_literal_or_triple_term_subject_of_a_triple_term_is_found_in_the_text() {
+        let at =
+            literal_triple_term_subject("SELECT * { BIND(<<( \"l\" :q :z )>> AS ?x) }").unwrap();
+        assert_eq!(at, 20);
+        // Patterns may nest triple terms.
+        assert_eq!(
+            literal_triple_term_subject("SELECT * { <<( <<(?S :p :o )>> :r :z )>> :q 1 . }"),
+            None
+        );
+        assert!(
+            literal_triple_term_subject("SELECT * { BIND(<<( <<(:s :p :o)>> :q :z )>> AS ?x) }")
+                .is_some()
+        );
+        assert!(literal_triple_term_subject("SELECT * { BIND(<<( 1 :q :z )>> AS ?x) }").is_some());
+        assert_eq!(
+            literal_triple_term_subject("SELECT * { BIND(TRIPLE(1, :q, :z) AS ?x) }"),
+            None
+        );
+        assert_eq!(
+            literal_triple_term_subject("SELECT * { BIND(<<( :s :q 1 )>> AS ?x) }"),
+            None
+        );
+    }
+
+    #[test]
+    fn syntax_hints_say_what_the_parser_does_not() {
+        assert!(
+            hint("# nothing\n", None, "")
+                .unwrap()
+                .what
+                .contains("empty")
+        );
+        let text = "PREFIX ex: <http://e/>\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b FILTER(xsd:integer(?b) > 1) }";
+        let at = text.find("xsd:integer").unwrap() + "xsd:integer".len();
+        let h = hint(text, Some(at), "expected ENCODE_FOR_URI").unwrap();
+        assert!(
+            h.fix
+                .contains("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>"),
+            "{h:?}"
+        );
+        assert_eq!(&text[h.at.unwrap()], "xsd:");
+        let text = "PREFIX ex: <http://e/>\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b }\nconstruct { ?a ex:r ?b } WHERE { ?a ex:p ?b }";
+        let h = hint(text, None, "").unwrap();
+        assert!(h.fix.contains("#@rule"), "{h:?}");
+        assert_eq!(h.at.unwrap().start, text.rfind("construct").unwrap());
+        let h = hint(
+            "PREFIX ex: <http://e/> INSERT DATA { ex:a ex:p ex:b }",
+            None,
+            "",
+        )
+        .unwrap();
+        assert!(h.what.contains("`INSERT` starts a SPARQL update"), "{h:?}");
+        let text = "CONSTRUCT { ?a <http://e/n> ?n } WHERE { { SELECT * WHERE { ?a ?p ?b } GROUP BY ?a } }";
+        let h = hint(text, None, "").unwrap();
+        assert!(h.what.starts_with("SELECT * cannot"), "{h:?}");
+        // A SELECT * subquery next to a grouped one is fine.
+        let text =
+            "SELECT * WHERE { { SELECT ?a (COUNT(?b) AS ?n) WHERE { ?a ?p ?b } GROUP BY ?a } }";
+        assert_eq!(syntax_hint(text, None, "", false), None);
+        let h = hint(
+            "SELECT * WHERE {} LIMIT 99999999999999999999999",
+            None,
+            "expected one of The query limit should be a non negative integer",
+        )
+        .unwrap();
+        assert!(h.what.contains("LIMIT"), "{h:?}");
     }
 
     #[test]

@@ -29,8 +29,11 @@ pub(super) fn ranges(
 ) -> io::Result<Vec<(u64, u64)>> {
     let n = (len / min_chunk.max(1)).clamp(1, threads.max(1) as u64);
     let mut ranges = Vec::with_capacity(n as usize);
-    let mut start = 0;
     let mut buf = [0u8; 4096];
+    // A leading byte-order mark is not part of the first statement.
+    file.seek(SeekFrom::Start(0))?;
+    let head = file.read(&mut buf[..3])?;
+    let mut start = if buf[..head] == *super::BOM { 3 } else { 0 };
     for i in 1..n {
         let mut at = (len * i / n).max(start);
         file.seek(SeekFrom::Start(at))?;

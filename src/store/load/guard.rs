@@ -5,7 +5,8 @@
 //! with the square of element depth, so a small hostile file could overflow the stack or run for minutes. The
 //! guard tracks only what nests: `<<` … `>>` outside IRIs, strings and comments (Turtle, TriG, N-Triples,
 //! N-Quads), `{`/`[` outside strings (JSON-LD), and elements outside comments, CDATA, processing instructions
-//! and declarations (RDF/XML).
+//! and declarations (RDF/XML). In the Turtle family it also checks that comments are UTF-8, which the parsers
+//! skip unread (everything else they read themselves).
 
 use std::io::{self, Read};
 
@@ -16,11 +17,11 @@ pub const MAX_DATA_NESTING: usize = 1024;
 /// with the square of the depth (300 MB for a 9 KB file nested 1,000 deep).
 pub const MAX_JSON_NESTING: usize = 128;
 
-/// Data nested past [`MAX_DATA_NESTING`], where the guard stopped it.
+/// Where the guard stopped the data, and why: nested past its limit, or a comment that is not UTF-8.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooDeep {
-    /// What nests.
-    pub what: &'static str,
+    /// What nests (`None`: invalid UTF-8 in a comment).
+    pub what: Option<&'static str>,
     /// 1-based line.
     pub line: u64,
     /// 1-based column (in characters).
@@ -33,11 +34,18 @@ pub struct TooDeep {
 
 impl std::fmt::Display for TooDeep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} nest deeper than {} levels at line {} column {}",
-            self.what, self.limit, self.line, self.column
-        )
+        match self.what {
+            Some(what) => write!(
+                f,
+                "{what} nest deeper than {} levels at line {} column {}",
+                self.limit, self.line, self.column
+            ),
+            None => write!(
+                f,
+                "invalid UTF-8 in a comment at line {} column {}",
+                self.line, self.column
+            ),
+        }
     }
 }
 
@@ -121,6 +129,8 @@ pub struct Scanner {
     next: (u64, u64, u64),
     /// The position of the construct being read (the `<` of `<<` or of a tag, a JSON bracket).
     mark: (u64, u64, u64),
+    /// Continuation bytes still due in a comment's UTF-8 sequence.
+    utf8: u8,
 }
 
 impl Scanner {
@@ -132,16 +142,17 @@ impl Scanner {
             depth: 0,
             next: (1, 1, 0),
             mark: (1, 1, 0),
+            utf8: 0,
         }
     }
 
     fn too_deep(&self) -> TooDeep {
         TooDeep {
-            what: match self.family {
+            what: Some(match self.family {
                 Family::Turtle => "triple terms",
                 Family::Json => "JSON arrays and objects",
                 Family::Xml => "XML elements",
-            },
+            }),
             line: self.mark.0,
             column: self.mark.1,
             offset: self.mark.2,
@@ -154,6 +165,16 @@ impl Scanner {
         match self.family {
             Family::Json => MAX_JSON_NESTING,
             Family::Turtle | Family::Xml => MAX_DATA_NESTING,
+        }
+    }
+
+    fn invalid_utf8(&self, (line, column, offset): (u64, u64, u64)) -> TooDeep {
+        TooDeep {
+            what: None,
+            line,
+            column,
+            offset,
+            limit: self.limit(),
         }
     }
 
@@ -235,8 +256,21 @@ impl Scanner {
         }
         match self.state {
             State::Comment => {
-                if b == b'\n' || b == b'\r' {
+                if self.utf8 > 0 {
+                    // A continuation byte is due.
+                    if b & 0xC0 != 0x80 {
+                        return Err(self.invalid_utf8(here));
+                    }
+                    self.utf8 -= 1;
+                } else if b == b'\n' || b == b'\r' {
                     self.state = State::Normal;
+                } else if b >= 0x80 {
+                    self.utf8 = match b {
+                        0xC2..=0xDF => 1,
+                        0xE0..=0xEF => 2,
+                        0xF0..=0xF4 => 3,
+                        _ => return Err(self.invalid_utf8(here)),
+                    };
                 }
             }
             State::Iri => {
@@ -554,6 +588,22 @@ mod tests {
         assert!(scan(Family::Xml, &deep).is_err());
         let siblings = format!("<r>{}</r>", "<a/><b></b>".repeat(5000));
         assert!(scan(Family::Xml, &siblings).is_ok());
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_turtle_comment_is_refused_where_it_is() {
+        let mut s = Scanner::new(Family::Turtle);
+        assert!(
+            s.scan("# é ok\n<http://e/a> <http://e/p> \"\u{1F600}\" .\n".as_bytes())
+                .is_ok()
+        );
+        let mut s = Scanner::new(Family::Turtle);
+        let e = s
+            .scan(b"<http://e/a> <http://e/p> <http://e/b> . # bad \xff here\n")
+            .unwrap_err();
+        assert_eq!((e.what, e.line, e.column), (None, 1, 48));
+        let mut s = Scanner::new(Family::Turtle);
+        assert!(s.scan(b"# cut \xc3\n").is_err());
     }
 
     #[test]

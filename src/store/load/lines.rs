@@ -223,7 +223,8 @@ impl Statements {
 
     /// A line outside the common form, parsed by oxttl (which may find several statements in it, or none).
     fn with_oxttl(&mut self, line: &[u8]) -> Result<(), Refused> {
-        // Triple terms nested too deep: the reload through the guarded parser says where.
+        // Triple terms nested too deep, or a comment that is not UTF-8 (oxttl skips comments unread): the reload
+        // through the guarded parser says where.
         super::guard::Scanner::new(super::guard::Family::Turtle)
             .scan(line)
             .map_err(|_| Refused)?;
