@@ -761,6 +761,7 @@ fn run_query(
     let options = RunOptions {
         now: settings.now,
         timeout: remaining(deadline),
+        ..RunOptions::default()
     };
     let outcome = query::execute(
         &prepared,

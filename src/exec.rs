@@ -249,6 +249,10 @@ mod tests {
         let clone = cancel.clone();
         clone.cancel();
         assert_eq!(cancel.check(), Err(ExecError::Cancelled));
+        assert_eq!(
+            Diagnostic::code(&ExecError::Cancelled).unwrap().to_string(),
+            "reasonctl::exec::cancelled"
+        );
         let late = Cancel::new().with_deadline(
             Instant::now() - Duration::from_millis(1),
             Duration::from_secs(3),

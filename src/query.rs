@@ -249,6 +249,10 @@ pub struct RunOptions {
     pub now: Option<DateTime>,
     /// A deadline.
     pub timeout: Option<Duration>,
+    /// The most nodes one property-path traversal visits (`None`: [`exec::DEFAULT_PATH_LIMIT`]).
+    pub path_limit: Option<usize>,
+    /// The most pairs a path with both ends free relates (`None`: no limit).
+    pub pair_limit: Option<usize>,
 }
 
 /// A query's answer; ids refer to the [`Terms`] returned with it.
@@ -292,9 +296,15 @@ pub fn execute<'a>(
     if let Some(t) = options.timeout {
         cancel = cancel.with_timeout(t);
     }
-    let cx = Context::new(view, env)
+    let mut cx = Context::new(view, env)
         .with_dataset(prepared.dataset.clone())
         .with_cancel(cancel);
+    if let Some(n) = options.path_limit {
+        cx.path_limit = n;
+    }
+    if let Some(n) = options.pair_limit {
+        cx.pair_limit = n;
+    }
     let plan = &prepared.plan;
     let mut st = State::new(Terms::new(dict), plan);
     let unit = Rows::unit(plan.width);
@@ -410,5 +420,87 @@ fn template_term(
             let triple = instantiate(terms, parts, row, blanks)?;
             Some(terms.triple(triple))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::load::{DataFormat, Loader};
+    use crate::store::{Overlay, Store};
+    use miette::Diagnostic;
+
+    fn store() -> Store {
+        let mut loader = Loader::new();
+        loader
+            .load_reader(
+                "data",
+                "<http://e/a> <http://e/p> <http://e/b> .\n<http://e/b> <http://e/p> <http://e/c> .\n<http://e/c> <http://e/p> <http://e/d> .\n".as_bytes(),
+                DataFormat::NTriples,
+                None,
+                &crate::store::load::NoProgress,
+            )
+            .unwrap();
+        loader.finish()
+    }
+
+    fn run(text: &str, options: &RunOptions) -> Result<usize, QueryError> {
+        let mut store = store();
+        let overlay = Overlay::new();
+        let parsed = parse(text, "<query>", None)?;
+        let prepared = prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
+        let outcome = execute(
+            &prepared,
+            &store.dict,
+            View::new(&store.quads, &overlay),
+            options,
+        )?;
+        Ok(match outcome.answer {
+            Answer::Solutions { rows, .. } => rows.len(),
+            _ => 0,
+        })
+    }
+
+    fn code(e: &QueryError) -> String {
+        e.code().map(|c| c.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn limits_of_paths_pairs_and_time_stop_a_query_with_their_codes() {
+        assert_eq!(
+            run(
+                "SELECT * WHERE { <http://e/a> <http://e/p>+ ?x }",
+                &RunOptions::default()
+            )
+            .unwrap(),
+            3
+        );
+        let e = run(
+            "SELECT * WHERE { <http://e/a> (<http://e/p>|^<http://e/p>)* ?x }",
+            &RunOptions {
+                path_limit: Some(2),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(code(&e), "reasonctl::exec::path_limit");
+        let e = run(
+            "SELECT * WHERE { ?x <http://e/p>+ ?y }",
+            &RunOptions {
+                pair_limit: Some(2),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(code(&e), "reasonctl::exec::pair_limit");
+        let e = run(
+            "SELECT * WHERE { ?a ?p ?b . ?c ?q ?d . ?e ?r ?f . ?g ?s ?h . ?i ?t ?j }",
+            &RunOptions {
+                timeout: Some(Duration::ZERO),
+                ..RunOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(code(&e), "reasonctl::exec::timeout");
     }
 }

@@ -843,7 +843,7 @@ mod signals {
         dir: &Path,
         target: &[&str],
         signal: Option<(&str, Duration)>,
-    ) -> (Option<i32>, Duration) {
+    ) -> (Option<i32>, Duration, String) {
         let started = Instant::now();
         let child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
             .args([
@@ -867,9 +867,9 @@ mod signals {
                 .status();
         }
         let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(!stderr.contains("panicked"), "{stderr}");
-        (out.status.code(), started.elapsed())
+        (out.status.code(), started.elapsed(), stderr)
     }
 
     fn temporaries(dir: &Path) -> Vec<String> {
@@ -885,13 +885,13 @@ mod signals {
     fn sigint_and_sigterm_at_any_point_leave_no_temporary_and_the_previous_file_intact() {
         let dir = long_run();
         // An uninterrupted run: the complete output, and how long a run takes.
-        let (code, took) = run(dir.path(), &["-o", "reference.nq"], None);
+        let (code, took, _) = run(dir.path(), &["-o", "reference.nq"], None);
         assert_eq!(code, Some(0));
         let complete = fs::read(dir.path().join("reference.nq")).unwrap();
         for (name, want) in [("INT", 130), ("TERM", 143)] {
             for tenth in [1, 3, 5, 7, 9] {
                 write(dir.path(), "out.nq", "previous\n");
-                let (code, _) = run(
+                let (code, _, stderr) = run(
                     dir.path(),
                     &["-o", "out.nq"],
                     Some((name, took * tenth / 10)),
@@ -899,7 +899,8 @@ mod signals {
                 let now = fs::read(dir.path().join("out.nq")).unwrap();
                 match code {
                     Some(c) if c == want => {
-                        assert_eq!(now, b"previous\n", "SIG{name} at {tenth}/10")
+                        assert_eq!(now, b"previous\n", "SIG{name} at {tenth}/10");
+                        assert!(stderr.contains("reasonctl::run::interrupted"), "{stderr}");
                     }
                     // Finished before the signal came.
                     Some(0) => assert_eq!(now, complete, "SIG{name} at {tenth}/10"),
@@ -917,7 +918,7 @@ mod signals {
     #[test]
     fn a_signal_during_out_dir_leaves_every_graph_file_whole() {
         let dir = long_run();
-        let (code, took) = run(dir.path(), &["--out-dir", "reference"], None);
+        let (code, took, _) = run(dir.path(), &["--out-dir", "reference"], None);
         assert_eq!(code, Some(0));
         let reference = dir.path().join("reference");
         for (name, want) in [("INT", 130), ("TERM", 143)] {
@@ -928,7 +929,7 @@ mod signals {
                 for f in fs::read_dir(&reference).unwrap().flatten() {
                     fs::write(out.join(f.file_name()), "previous\n").unwrap();
                 }
-                let (code, _) = run(
+                let (code, _, _) = run(
                     dir.path(),
                     &["--out-dir", "out"],
                     Some((name, took * tenth / 10)),
@@ -979,4 +980,78 @@ fn a_rules_file_past_16_mib_is_refused_without_reading_it_all() {
         stderr(&out)
     );
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn explain_stops_at_its_timeout_and_says_it_is_incomplete() {
+    let dir = folder();
+    let mut chain = String::from("@prefix ex: <http://example.org/> .\n");
+    for i in 0..300 {
+        chain.push_str(&format!("ex:n{i} ex:p ex:n{} .\n", i + 1));
+    }
+    write(dir.path(), "chain.ttl", &chain);
+    write(
+        dir.path(),
+        "r.rq",
+        &format!(
+            "{PREFIX}#@rule base\nCONSTRUCT {{ ?a ex:reach ?b }} WHERE {{ ?a ex:p ?b }}\n#@rule step\nCONSTRUCT {{ ?a ex:reach ?c }} WHERE {{ ?a ex:reach ?b . ?b ex:p ?c }}\n"
+        ),
+    );
+    let started = Instant::now();
+    let out = reasonctl()
+        .args([
+            "explain",
+            "chain.ttl",
+            "--rules",
+            "r.rq",
+            "--fact",
+            "?s <http://example.org/reach> ?o",
+            "--depth",
+            "2",
+            "--timeout",
+            "1",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::explain::incomplete"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("not shown: the deadline passed"));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+// A full disk (ENOSPC) on standard output is an error with its own code, not a broken pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_output_fails_with_exit_2() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+    let full = fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(["materialize", "data.ttl", "--rules", "r.rq"])
+        .current_dir(dir.path())
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::output::stdout"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -381,6 +381,7 @@ fn run_eval(case: &Case) -> Result<(), Failed> {
     let options = RunOptions {
         now: Some(DateTime::from_unix(1_700_000_000, 0)),
         timeout: Some(std::time::Duration::from_secs(20)),
+        ..RunOptions::default()
     };
     let outcome = query::execute(&prepared, &store.dict, view, &options)
         .map_err(|e| format!("{:?}", miette::Report::new(e)))?;

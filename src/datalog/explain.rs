@@ -1363,6 +1363,29 @@ mod tests {
         o.cancel.cancel();
         let e = explain(&program, &store, &overlay, &[q], &o).unwrap_err();
         assert!(matches!(e, ExplainError::Interrupted), "{e}");
+        assert_eq!(
+            miette::Diagnostic::code(&e).unwrap().to_string(),
+            "reasonctl::explain::interrupted"
+        );
+    }
+
+    #[test]
+    fn a_replay_past_the_path_limit_fails_naming_the_fact_and_the_rule() {
+        let (program, store, overlay) = run(
+            ":a :p :b . :b :p :c . :c :p :d .",
+            &["CONSTRUCT { ?x :q ?y } WHERE { ?x (:p|^:p)* ?y }"],
+        );
+        let q = fact(&store, "a", "q", "d");
+        let o = Options {
+            path_limit: 1,
+            ..options(None)
+        };
+        let e = explain(&program, &store, &overlay, &[q], &o).unwrap_err();
+        assert_eq!(
+            miette::Diagnostic::code(&e).unwrap().to_string(),
+            "reasonctl::explain::replay"
+        );
+        assert!(e.to_string().contains("replaying rule r0"), "{e}");
     }
 
     #[test]

@@ -434,6 +434,7 @@ pub fn check(
         let options = RunOptions {
             now: Some(now),
             timeout: left,
+            ..RunOptions::default()
         };
         let outcome = match query::execute(&prepared, &store.dict, view, &options) {
             Ok(o) => o,

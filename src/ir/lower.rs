@@ -784,3 +784,33 @@ impl<'d> Lowerer<'d> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
+    use spargebra::term::{NamedNode, Variable};
+
+    #[test]
+    fn a_custom_aggregate_is_refused_with_its_code() {
+        // spargebra's parser knows no custom aggregate unless told of one; the algebra can still hold one.
+        let group = GraphPattern::Group {
+            inner: Box::new(GraphPattern::Bgp { patterns: vec![] }),
+            variables: vec![],
+            aggregates: vec![(
+                Variable::new_unchecked("n"),
+                AggregateExpression::FunctionCall {
+                    name: AggregateFunction::Custom(NamedNode::new_unchecked("http://e/agg")),
+                    expr: Expression::Variable(Variable::new_unchecked("x")),
+                    distinct: false,
+                },
+            )],
+        };
+        let e = lower_pattern(&group, &mut Dictionary::new()).unwrap_err();
+        assert_eq!(
+            miette::Diagnostic::code(&e).unwrap().to_string(),
+            "reasonctl::query::unknown_aggregate"
+        );
+        assert!(e.to_string().contains("http://e/agg"), "{e}");
+    }
+}

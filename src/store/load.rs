@@ -299,12 +299,20 @@ pub struct Loader {
     /// Whether the parsers skip IRI and language-tag validation ([`LoadOptions::lenient`] of the source being
     /// loaded; [`Loader::load_reader`] alone: off).
     lenient: bool,
+    /// Distinct terms [`Loader::load_reader`] stops past (`None`: as many as 32-bit ids number).
+    term_limit: Option<usize>,
 }
 
 impl Loader {
     /// An empty loader.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Stops [`Loader::load_reader`] past `n` distinct terms, as it stops past what 32-bit ids number (for
+    /// embedders with a smaller budget, and for tests).
+    pub fn limit_terms(&mut self, n: usize) {
+        self.term_limit = Some(n.min(TERM_LIMIT));
     }
 
     /// Sends the default-graph quads of the sources loaded next into the named graph `iri` (`None`: back to
@@ -469,10 +477,11 @@ impl Loader {
                         continue;
                     }
                 };
-                if self.dict.len() > TERM_LIMIT {
+                let limit = self.term_limit.unwrap_or(TERM_LIMIT);
+                if self.dict.len() > limit {
                     return Err(LoadError::TooManyTerms {
                         file: name.to_owned(),
-                        limit: TERM_LIMIT as u64,
+                        limit: limit as u64,
                     });
                 }
                 for quad in batch {
@@ -912,6 +921,43 @@ mod tests {
             &NoProgress,
         )?;
         Ok(loader.finish())
+    }
+
+    fn code(e: &LoadError) -> String {
+        miette::Diagnostic::code(e)
+            .map(|c| c.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_bad_base_and_too_many_terms_fail_with_their_codes() {
+        let mut loader = Loader::new();
+        let e = loader
+            .load_reader(
+                "t",
+                "".as_bytes(),
+                DataFormat::Turtle,
+                Some("not an iri"),
+                &NoProgress,
+            )
+            .unwrap_err();
+        assert_eq!(code(&e), "reasonctl::load::bad_base");
+        let mut loader = Loader::new();
+        loader.limit_terms(10);
+        let text: String = (0..10_000)
+            .map(|i| format!("<http://e/s{i}> <http://e/p> <http://e/o{i}> .\n"))
+            .collect();
+        let e = loader
+            .load_reader(
+                "t",
+                text.as_bytes(),
+                DataFormat::NTriples,
+                None,
+                &NoProgress,
+            )
+            .unwrap_err();
+        assert_eq!(code(&e), "reasonctl::load::too_many_terms");
+        assert!(e.to_string().contains("more than 10 distinct terms"), "{e}");
     }
 
     #[test]
