@@ -374,7 +374,7 @@ pub fn stopped(reason: Stop, limits: Limits, phase: Phase, removed: usize) -> Re
     let doing = phase.doing();
     let written = match (phase, removed) {
         (Phase::Output, 0) => {
-            "; output files already renamed into place are complete, no other was touched"
+            "; an output file already renamed into place is whole, and standard output may end early"
         }
         (Phase::Output, _) => {
             "; the output files being written were removed (the previous ones are intact)"
