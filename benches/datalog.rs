@@ -23,25 +23,10 @@ use std::process::Command;
 
 use materialize_run::Run;
 
-fn data_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use lubm_gen::data_dir;
 
 fn lubm(universities: u64) -> PathBuf {
-    let path = data_dir().join(format!("lubm-{universities}.nt"));
-    if !path.exists() {
-        let tmp = path.with_extension("nt.partial");
-        lubm_gen::generate(
-            universities,
-            42,
-            BufWriter::new(File::create(&tmp).unwrap()),
-        )
-        .unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-    }
-    path
+    lubm_gen::cached(universities)
 }
 
 /// A graph of `n` edges between `n` nodes, edge targets from a fixed pseudo-random sequence.

@@ -9,8 +9,6 @@
 
 mod lubm_gen;
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -20,21 +18,7 @@ use reasonctl::store::load::{DataSource, LoadOptions, NoProgress, load};
 use reasonctl::store::{Overlay, View};
 
 fn data_file(universities: u64) -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("lubm-{universities}.nt"));
-    if !path.exists() {
-        let tmp = path.with_extension("nt.partial");
-        let n = lubm_gen::generate(
-            universities,
-            42,
-            BufWriter::new(File::create(&tmp).unwrap()),
-        )
-        .unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-        eprintln!("generated {} ({n} triples)", path.display());
-    }
-    path
+    lubm_gen::cached(universities)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

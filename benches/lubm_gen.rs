@@ -2,7 +2,9 @@
 //! produces it): universities of 15–25 departments, each with its professors, lecturers, courses, students,
 //! publications and research groups, the IRIs and literals written as UBA writes them. Deterministic from a seed.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 /// xorshift64*: small and deterministic.
 pub struct Rng(u64);
@@ -196,4 +198,28 @@ pub fn generate(universities: u64, seed: u64, w: impl Write) -> io::Result<u64> 
     }
     out.w.flush()?;
     Ok(out.triples)
+}
+
+/// Where the benches keep generated data (`benches/data`, ignored by git).
+pub fn data_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// LUBM(`universities`) as N-Triples (seed 42), generated once into [`data_dir`].
+pub fn cached(universities: u64) -> PathBuf {
+    let path = data_dir().join(format!("lubm-{universities}.nt"));
+    if !path.exists() {
+        let tmp = path.with_extension("nt.partial");
+        let n = generate(
+            universities,
+            42,
+            BufWriter::new(File::create(&tmp).unwrap()),
+        )
+        .unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        eprintln!("generated {} ({n} triples)", path.display());
+    }
+    path
 }

@@ -6,32 +6,11 @@
 
 mod lubm_gen;
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+
+use lubm_gen::data_dir;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn data_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn lubm(universities: u64) -> PathBuf {
-    let path = data_dir().join(format!("lubm-{universities}.nt"));
-    if !path.exists() {
-        let tmp = path.with_extension("nt.partial");
-        lubm_gen::generate(
-            universities,
-            42,
-            BufWriter::new(File::create(&tmp).unwrap()),
-        )
-        .unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
-    }
-    path
-}
 
 /// An RDF/XML document whose one literal expands, entity by entity, to 58 × 10^`levels` bytes.
 fn entity_bomb(levels: u32) -> PathBuf {
@@ -133,7 +112,7 @@ fn main() {
         "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b }\n",
     )
     .unwrap();
-    let lubm10 = lubm(10);
+    let lubm10 = lubm_gen::cached(10);
     let lubm10 = lubm10.to_str().unwrap();
     let mut cases: Vec<(String, u64, Vec<String>)> = Vec::new();
     for limit in [64u64, 128, 256, 512] {

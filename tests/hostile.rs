@@ -29,6 +29,15 @@ fn folder() -> tempfile::TempDir {
     dir
 }
 
+/// `r.rq`: one rule copying `ex:p` facts to `ex:q`.
+fn copy_rule(dir: &Path) {
+    write(
+        dir,
+        "r.rq",
+        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    );
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     fs::write(&path, text).unwrap();
@@ -397,11 +406,7 @@ fn data_nested_past_the_limits_is_refused_with_its_position() {
             "XML elements nest deeper than 1024 levels",
         ),
     ];
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     for (name, text, says) in cases {
         write(dir.path(), name, &text);
         let started = Instant::now();
@@ -505,11 +510,7 @@ fn planning_20000_steps_is_stopped_at_the_timeout_with_exit_3() {
 #[test]
 fn huge_timeouts_mean_no_limit_in_every_command() {
     let dir = folder();
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     for timeout in ["1e20", "1e300", "18446744073709551616"] {
         for args in [
             vec!["materialize", "data.ttl", "--rules", "r.rq"],
@@ -552,11 +553,7 @@ fn huge_timeouts_mean_no_limit_in_every_command() {
 fn output_to_dev_null_writes_through_and_leaves_the_device() {
     use std::os::unix::fs::FileTypeExt;
     let dir = folder();
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     let out = reasonctl()
         .args([
             "materialize",
@@ -584,11 +581,7 @@ fn output_into_a_fifo_is_written_through_and_the_fifo_stays() {
     use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
     let dir = folder();
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     let fifo = dir.path().join("out.nq");
     assert!(
         std::process::Command::new("mkfifo")
@@ -625,11 +618,7 @@ fn output_into_a_fifo_is_written_through_and_the_fifo_stays() {
 #[test]
 fn output_through_a_symlink_replaces_its_target_and_keeps_the_link() {
     let dir = folder();
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     fs::create_dir(dir.path().join("real")).unwrap();
     write(dir.path(), "real/out.nt", "old\n");
     std::os::unix::fs::symlink("real/out.nt", dir.path().join("link.nt")).unwrap();
@@ -679,11 +668,7 @@ fn an_entity_bomb_stops_at_max_memory_while_loading() {
             entities.join("\n")
         ),
     );
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     let out = reasonctl()
         .args([
             "materialize",
@@ -716,11 +701,7 @@ fn a_long_prefix_repeated_stops_at_max_memory_while_loading() {
         text.push_str(&format!("p:s{i} <http://example.org/p> \"x\" .\n"));
     }
     write(dir.path(), "prefix.ttl", &text);
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     let out = reasonctl()
         .args([
             "materialize",
@@ -1033,11 +1014,7 @@ fn explain_stops_at_its_timeout_and_says_it_is_incomplete() {
 #[test]
 fn a_full_standard_output_fails_with_exit_2() {
     let dir = folder();
-    write(
-        dir.path(),
-        "r.rq",
-        &format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
-    );
+    copy_rule(dir.path());
     let full = fs::OpenOptions::new()
         .write(true)
         .open("/dev/full")

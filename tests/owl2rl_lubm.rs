@@ -3,6 +3,7 @@
 //! LUBM_L rules derive.
 
 #[path = "../benches/lubm_gen.rs"]
+#[allow(dead_code)]
 mod lubm_gen;
 
 use std::collections::HashSet;

@@ -243,29 +243,27 @@ pub fn run_over(
         let mut active: Vec<(usize, Option<Vec<Triple>>)> =
             stage_groups.iter().map(|&g| (g, None)).collect();
         while !active.is_empty() {
-            if options
+            // The run stops early enough to leave the output the time it needs for what was derived.
+            let stop_by = deadline.map(|d| options.budget.stop_by(d, report.derived));
+            let (room, room_reason) = options.budget.room(report.derived);
+            let stop = if options
                 .budget
                 .max_iterations
                 .is_some_and(|m| stage_report.passes >= m)
             {
+                Some(CapReason::Iterations)
+            } else if stop_by.is_some_and(|d| Instant::now() >= d) {
+                Some(CapReason::Time)
+            } else if room == 0 && room_reason == CapReason::Memory {
+                // The heap is past what reasoning may use: another pass could only add to it.
+                Some(CapReason::Memory)
+            } else {
+                None
+            };
+            if let Some(reason) = stop {
                 cap(
                     &mut report,
-                    CapReason::Iterations,
-                    &active,
-                    &groups,
-                    program,
-                    stage,
-                    stages,
-                );
-                report.stages.push(stage_report);
-                break 'stages;
-            }
-            // The run stops early enough to leave the output the time it needs for what was derived.
-            let stop_by = deadline.map(|d| options.budget.stop_by(d, report.derived));
-            if stop_by.is_some_and(|d| Instant::now() >= d) {
-                cap(
-                    &mut report,
-                    CapReason::Time,
+                    reason,
                     &active,
                     &groups,
                     program,
@@ -314,21 +312,6 @@ pub fn run_over(
                         }
                     }
                 }
-            }
-            let (room, room_reason) = options.budget.room(report.derived);
-            if room == 0 && room_reason == CapReason::Memory {
-                // The heap is past what reasoning may use: another pass could only add to it.
-                cap(
-                    &mut report,
-                    room_reason,
-                    &active,
-                    &groups,
-                    program,
-                    stage,
-                    stages,
-                );
-                report.stages.push(stage_report);
-                break 'stages;
             }
             // Inside the pass, the deadline comes earlier with every fact the pass finds, each to be written if
             // it is new: as many as the share of found facts that were new in the passes so far (all, at first).
