@@ -83,7 +83,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__deps)
-            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --output --threads --quiet --help --version"
+            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --state --output --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -109,6 +109,10 @@ _reasonctl() {
                     COMPREPLY=($(compgen -W "text json dot" -- "${cur}"))
                     return 0
                     ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -129,7 +133,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__explain)
-            opts="-q -h -V --data-format --base --lenient --fact --depth --format --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-q -h -V --data-format --base --lenient --fact --depth --format --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -180,6 +184,10 @@ _reasonctl() {
                     return 0
                     ;;
                 --stats)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -383,7 +391,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -441,6 +449,10 @@ _reasonctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --state)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -461,7 +473,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__query)
-            opts="-o -q -h -V --query --data-format --base --lenient --format --output --explain-plan --timeout --reasoning-time --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --threads --quiet --help --version"
+            opts="-o -q -h -V --query --data-format --base --lenient --format --output --explain-plan --timeout --reasoning-time --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -524,6 +536,10 @@ _reasonctl() {
                     return 0
                     ;;
                 --stats)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -57,6 +57,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l state -d 'A saved materialization in folder DIR: materialize writes it (whole, atomically) after its output; with --state and no DATA, commands answer from it without loading data or running rules. DATA and --rules given with it must be those it was made from (else --refresh)' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l timeout -d 'Bound the whole command to SECS seconds: reasoning stops in time to write what it derived (capped, exit 3); a phase still running at the deadline plus a short grace is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
@@ -64,6 +65,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l leni
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l include-asserted -d 'Write the asserted facts too, not only the derived ones'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l refresh -d 'With --state, DATA and --rules: when they differ from the state\'s, run them and replace the state instead of refusing'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s V -l version -d 'Print version'
@@ -95,11 +97,13 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-facts 
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l state -d 'A saved materialization in folder DIR: materialize writes it (whole, atomically) after its output; with --state and no DATA, commands answer from it without loading data or running rules. DATA and --rules given with it must be those it was made from (else --refresh)' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (as for materialize)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l explain-plan -d 'Print the plan, with estimated and actual rows per node, instead of the answer'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l refresh -d 'With --state, DATA and --rules: when they differ from the state\'s, run them and replace the state instead of refusing'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s V -l version -d 'Print version'
@@ -133,6 +137,7 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l base -d 'Th
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l format -d 'text: stages, groups and edges for a terminal; json: for scripts (see docs/deps.md); dot: Graphviz' -r -f -a "text\t'Stages, groups and edges, aligned for a terminal'
 json\t'One JSON object (schema in docs/deps.md)'
 dot\t'A Graphviz digraph: clusters per stage and recursive group'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l state -d 'Show the program a saved materialization (`materialize --state DIR`) was made with' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s o -l output -d 'Write to FILE (atomically) instead of stdout' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand deps" -s q -l quiet -d 'No progress bars'
@@ -159,12 +164,14 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-fact
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-memory -d 'Bound the process\'s heap to MIB mebibytes in every phase: reasoning stops in time to write what it derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l max-iterations -d 'Stop a stage after N passes if its last pass still derived facts (capped, exit 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l stats -d 'Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l state -d 'A saved materialization in folder DIR: materialize writes it (whole, atomically) after its output; with --state and no DATA, commands answer from it without loading data or running rules. DATA and --rules given with it must be those it was made from (else --refresh)' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l timeout -d 'Bound the whole command to SECS seconds: a capped materialization explains what was derived, and the explanation stops in time to print what it found, saying it is incomplete' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l reasoning-time -d 'The time NOW() returns in rules, as an xsd:dateTime (required when a rule reads the clock)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l lenient -d 'Trust the data: skip the parsers\' IRI and language-tag validation (about 3x faster on large N-Triples). Invalid data may then load as broken terms instead of failing; syntax errors still fail'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l no-closure -d 'Do not compile one-rule transitive-closure groups to property paths: iterate them like any recursive group (for comparison and bisecting)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l owl2rl -d 'Run the OWL 2 RL/RDF rules over the default graph first (owl:sameAs, subclasses and subproperties, domains and ranges, inverse, symmetric, transitive and functional properties, restrictions, property chains, keys …); the rules then run over asserted ⊕ OWL facts. Inconsistent data fails (exit 1)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -l refresh -d 'With --state, DATA and --rules: when they differ from the state\'s, run them and replace the state instead of refusing'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s q -l quiet -d 'No progress bars'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand explain" -s V -l version -d 'Print version'

@@ -1,6 +1,8 @@
 //! This module defines the application layer: validated [`Settings`] in, one command run, an [`Outcome`] or a
 //! [`Failure`] (a miette report with its exit code) out. It owns progress display; nothing below it prints.
 
+mod state;
+
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -137,6 +139,8 @@ pub struct DepsSettings {
     pub format: DepsFormat,
     /// A file to write to instead of stdout.
     pub output: Option<std::path::PathBuf>,
+    /// Show a saved state's program instead.
+    pub state: Option<std::path::PathBuf>,
 }
 
 /// The text of a query and where it came from.
@@ -190,6 +194,10 @@ pub struct ReasoningSettings {
     pub closure: bool,
     /// Run the OWL 2 RL rules first (`--owl2rl`).
     pub owl2rl: bool,
+    /// A saved state to write (materialize) or answer from (`--state`).
+    pub state: Option<std::path::PathBuf>,
+    /// Bring the state up to date when the inputs given differ from it (`--refresh`).
+    pub refresh: bool,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -458,6 +466,17 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
 struct Run {
     deadline: Option<Instant>,
     reserve: datalog::budget::Reserve,
+    /// The output writes the asserted facts too (`--include-asserted`): the reserve counts them.
+    include_asserted: bool,
+}
+
+/// What a command answers from: the program, the facts it derived, the run's report (none when the facts come
+/// from a saved state), and the user's rule texts.
+pub(crate) struct Reasoned {
+    program: datalog::Program,
+    overlay: Overlay,
+    report: Option<RunReport>,
+    texts: Vec<rules::source::RuleText>,
 }
 
 /// Loads the data sources (the load phase).
@@ -477,7 +496,7 @@ fn reason(
     settings: &ReasoningSettings,
     run: Run,
     progress: &Progress,
-) -> Result<(datalog::Program, Overlay, Option<RunReport>), Failure> {
+) -> Result<Reasoned, Failure> {
     control::enter(Phase::Rules);
     let validation = lint::validate(
         &settings.sources,
@@ -488,7 +507,12 @@ fn reason(
         },
     );
     if validation.texts.is_empty() && validation.findings.is_empty() && !settings.owl2rl {
-        return Ok((validation.program, Overlay::new(), None));
+        return Ok(Reasoned {
+            program: validation.program,
+            overlay: Overlay::new(),
+            report: None,
+            texts: Vec::new(),
+        });
     }
     let Validation {
         program,
@@ -519,7 +543,14 @@ fn reason(
         schedule: settings.schedule,
         budget: Budget {
             timeout: remaining(run.deadline),
-            reserve: run.reserve,
+            reserve: datalog::budget::Reserve {
+                facts: if run.include_asserted {
+                    store.quads.len()
+                } else {
+                    0
+                },
+                ..run.reserve
+            },
             ..settings.budget.clone()
         },
         closure: settings.closure,
@@ -570,7 +601,12 @@ fn reason(
         warn(format_args!("{:?}", Report::new(RuleWarning(w.clone()))));
     }
     write_stats(settings, &report)?;
-    Ok((program, overlay, Some(report)))
+    Ok(Reasoned {
+        program,
+        overlay,
+        report: Some(report),
+        texts,
+    })
 }
 
 /// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,
@@ -596,6 +632,20 @@ fn rule_failure(mut findings: Vec<Finding>) -> Failure {
 /// `reasonctl deps`: the program's stages, groups and edges; an unstratified program is shown, then fails with
 /// its cycles (exit 1).
 fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure> {
+    if let Some(dir) = &settings.state {
+        // The program a state was made with (it ran: no finding to report).
+        let (store, reasoned) = state::opened(dir, progress)?;
+        let prefixes = Prefixes::new(
+            store
+                .prefixes
+                .iter()
+                .cloned()
+                .chain(rules::declared_prefixes(&reasoned.texts)),
+        );
+        let text = output::deps::render(&reasoned.program, &store.dict, &prefixes, settings.format);
+        write_text(settings.output.as_deref(), &text)?;
+        return Ok(Outcome::Done);
+    }
     let mut store = load_data(&settings.sources, &settings.load, progress)?;
     control::enter(Phase::Rules);
     let Validation {
@@ -746,17 +796,25 @@ fn run_query(
     deadline: Option<Instant>,
     progress: &Progress,
 ) -> Result<Outcome, Failure> {
-    let mut store = load_data(&settings.sources, &settings.load, progress)?;
     let q = &settings.query;
     let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
     let run = Run {
         deadline,
         ..Run::default()
     };
-    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
-    let capped = report_cap(run_report.as_ref());
+    let reasoning = &settings.reasoning;
+    let (mut store, reasoned, source, _) = state::obtain(
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        run,
+        reasoning.refresh,
+        progress,
+    )?;
+    let capped = report_cap(reasoned.report.as_ref());
+    let overlay = &reasoned.overlay;
     control::enter(Phase::Query);
-    let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, &overlay))?;
+    let prepared = query::prepare(&parsed, &mut store.dict, View::new(&store.quads, overlay))?;
     // The query gets what is left of --timeout.
     let options = RunOptions {
         now: settings.now,
@@ -766,7 +824,7 @@ fn run_query(
     let outcome = query::execute(
         &prepared,
         &store.dict,
-        View::new(&store.quads, &overlay),
+        View::new(&store.quads, overlay),
         &options,
     )?;
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
@@ -839,6 +897,15 @@ fn run_query(
                 .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
         }
     }
+    keep_state(
+        source,
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        &store,
+        &reasoned,
+        progress,
+    )?;
     Ok(if capped {
         Outcome::Capped
     } else {
@@ -846,22 +913,66 @@ fn run_query(
     })
 }
 
+/// A state not written because the run was capped.
+#[derive(Debug, Error, Diagnostic)]
+#[error(
+    "the state {dir} was not written: a capped run is not a fixpoint; the previous state is as it was"
+)]
+#[diagnostic(
+    code(reasonctl::state::not_written),
+    severity(Warning),
+    help("raise the limit that capped the run, and run it again with --state")
+)]
+pub struct StateNotWritten {
+    dir: String,
+}
+
+/// Writes the state of a run that ran its data and rules (not one answered from the state itself).
+fn keep_state(
+    source: state::Source,
+    sources: &[DataSource],
+    load: &LoadOptions,
+    reasoning: &ReasoningSettings,
+    store: &Store,
+    reasoned: &Reasoned,
+    progress: &Progress,
+) -> Result<(), Failure> {
+    let (state::Source::Ran, Some(dir)) = (source, &reasoning.state) else {
+        return Ok(());
+    };
+    if !state::save(dir, sources, load, reasoning, store, reasoned, progress)? {
+        warn(format_args!(
+            "{:?}",
+            Report::new(StateNotWritten {
+                dir: dir.display().to_string()
+            })
+        ));
+    }
+    Ok(())
+}
+
 fn materialize(
     settings: &MaterializeSettings,
     deadline: Option<Instant>,
     progress: &Progress,
 ) -> Result<Outcome, Failure> {
-    let mut store = load_data(&settings.sources, &settings.load, progress)?;
-    let asserted = if settings.include_asserted {
-        store.quads.len()
-    } else {
-        0
-    };
     let run = Run {
         deadline,
-        reserve: datalog::budget::Reserve::rdf_output(asserted),
+        reserve: datalog::budget::Reserve::rdf_output(0),
+        include_asserted: settings.include_asserted,
     };
-    let (_, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
+    let reasoning = &settings.reasoning;
+    // materialize --state replaces a state whose inputs differ, always.
+    let (store, reasoned, source, _) = state::obtain(
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        run,
+        true,
+        progress,
+    )?;
+    let overlay = &reasoned.overlay;
+    let run_report = &reasoned.report;
     control::enter(Phase::Output);
     let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
     // The runs as they are: the sort below puts them in output order.
@@ -884,8 +995,17 @@ fn materialize(
         settings.format,
         &settings.target,
     )?;
-
-    Ok(if report_cap(run_report.as_ref()) {
+    let capped = report_cap(run_report.as_ref());
+    keep_state(
+        source,
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        &store,
+        &reasoned,
+        progress,
+    )?;
+    Ok(if capped {
         Outcome::Capped
     } else {
         Outcome::Done
@@ -907,19 +1027,28 @@ fn explain(
     progress: &Progress,
 ) -> Result<Outcome, Failure> {
     use crate::datalog::explain;
-    let mut store = load_data(&settings.sources, &settings.load, progress)?;
     let run = Run {
         deadline,
         ..Run::default()
     };
-    let (program, overlay, run_report) = reason(&mut store, &settings.reasoning, run, progress)?;
-    report_cap(run_report.as_ref());
+    let reasoning = &settings.reasoning;
+    let (mut store, reasoned, source, now) = state::obtain(
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        run,
+        reasoning.refresh,
+        progress,
+    )?;
+    let program = &reasoned.program;
+    let overlay = &reasoned.overlay;
+    report_cap(reasoned.report.as_ref());
     control::enter(Phase::Explain);
     // The prefixes the output uses (the data's, then rdf: rdfs: owl: xsd:) are the ones --fact accepts.
     let prefixes = Prefixes::new(store.prefixes.iter().cloned());
     let target = explain::parse_target(&settings.fact, prefixes.pairs(), &mut store.dict)
         .map_err(Failure::input)?;
-    let derived = target.derived(&overlay);
+    let derived = target.derived(overlay);
     let facts = if derived.is_empty() {
         target.asserted(&store)
     } else {
@@ -932,7 +1061,7 @@ fn explain(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let help = match explain::closest_rules(&program, &target, &store.dict) {
+        let help = match explain::closest_rules(program, &target, &store.dict) {
             explain::Closest::Could(rules) => format!(
                 "rules whose heads could produce it: {}; their bodies matched nothing that produces it (check their premises with `reasonctl query`)",
                 named(&rules)
@@ -965,11 +1094,11 @@ fn explain(
         // node measured over LUBM(1), twice that set aside).
         timeout: remaining(deadline),
         reserve_per_node: Duration::from_micros(20),
-        now: settings.reasoning.now.unwrap_or_else(DateTime::now),
+        now: now.unwrap_or_else(DateTime::now),
         path_limit: crate::exec::DEFAULT_PATH_LIMIT,
         cancel: crate::exec::Cancel::new(),
     };
-    let explanation = match explain::explain(&program, &store, &overlay, &facts, &options) {
+    let explanation = match explain::explain(program, &store, overlay, &facts, &options) {
         Ok(e) => e,
         Err(e @ explain::ExplainError::Interrupted) => {
             return Err(Failure {
@@ -980,9 +1109,9 @@ fn explain(
         }
         Err(e) => return Err(Failure::input(e)),
     };
-    let locations = rule_locations(&program);
+    let locations = rule_locations(program);
     let cx = output::explain::Context {
-        program: &program,
+        program,
         locations: &locations,
         terms: &store.dict,
         prefixes: &prefixes,
@@ -994,6 +1123,15 @@ fn explain(
     control::enter(Phase::Output);
     let text = output::explain::render(&cx, &explanation, settings.format);
     write_text(None, &text)?;
+    keep_state(
+        source,
+        &settings.sources,
+        &settings.load,
+        reasoning,
+        &store,
+        &reasoned,
+        progress,
+    )?;
     if explanation.incomplete {
         warn(format_args!(
             "{:?}",

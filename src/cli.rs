@@ -54,7 +54,8 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct DataArgs {
     /// Data files (Turtle, TriG, N-Triples, N-Quads, RDF/XML, JSON-LD; RDF 1.2 included); `-` reads stdin.
-    #[arg(value_name = "DATA", required = true)]
+    /// Optional with --state.
+    #[arg(value_name = "DATA", required_unless_present = "state")]
     pub data: Vec<String>,
 
     /// The syntax of every data file, instead of guessing it from the extension (stdin: default nquads).
@@ -189,6 +190,17 @@ pub struct ReasoningArgs {
     /// Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON.
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
+
+    /// A saved materialization in folder DIR: materialize writes it (whole, atomically) after its output; with
+    /// --state and no DATA, commands answer from it without loading data or running rules. DATA and --rules
+    /// given with it must be those it was made from (else --refresh).
+    #[arg(long, value_name = "DIR")]
+    pub state: Option<PathBuf>,
+
+    /// With --state, DATA and --rules: when they differ from the state's, run them and replace the state
+    /// instead of refusing.
+    #[arg(long, requires = "state")]
+    pub refresh: bool,
 }
 
 /// `--schedule`.
@@ -313,6 +325,10 @@ pub struct DepsArgs {
     /// text: stages, groups and edges for a terminal; json: for scripts (see docs/deps.md); dot: Graphviz.
     #[arg(long, value_name = "FORMAT", default_value = "text")]
     pub format: crate::output::deps::DepsFormat,
+
+    /// Show the program a saved materialization (`materialize --state DIR`) was made with.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "rules"])]
+    pub state: Option<PathBuf>,
 
     /// Write to FILE (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

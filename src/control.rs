@@ -145,6 +145,8 @@ pub enum Phase {
     Explain,
     /// Writing the output.
     Output,
+    /// Saving or opening a state.
+    State,
 }
 
 impl Phase {
@@ -158,6 +160,7 @@ impl Phase {
             Phase::Query => "while running the query",
             Phase::Explain => "while explaining",
             Phase::Output => "while writing the output",
+            Phase::State => "while saving or opening the state",
         }
     }
 }
@@ -176,6 +179,7 @@ pub fn phase() -> Phase {
         x if x == Phase::Query as u8 => Phase::Query,
         x if x == Phase::Explain as u8 => Phase::Explain,
         x if x == Phase::Output as u8 => Phase::Output,
+        x if x == Phase::State as u8 => Phase::State,
         _ => Phase::Start,
     }
 }
@@ -208,7 +212,7 @@ pub fn deadline(start: Instant, timeout: Duration) -> Option<Instant> {
     start.checked_add(timeout)
 }
 
-/// Temporary files being written: a stop removes them.
+/// Temporary files (and folders) being written: a stop removes them.
 static TEMPORARIES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn temporaries() -> MutexGuard<'static, Vec<PathBuf>> {
@@ -238,17 +242,13 @@ pub fn discard_temporaries() -> usize {
         match TEMPORARIES.try_lock() {
             Ok(mut list) => {
                 let n = list.len();
-                for p in list.drain(..) {
-                    let _ = std::fs::remove_file(p);
-                }
+                list.drain(..).for_each(remove);
                 return n;
             }
             Err(std::sync::TryLockError::Poisoned(e)) => {
                 let mut list = e.into_inner();
                 let n = list.len();
-                for p in list.drain(..) {
-                    let _ = std::fs::remove_file(p);
-                }
+                list.drain(..).for_each(remove);
                 return n;
             }
             Err(std::sync::TryLockError::WouldBlock)
@@ -258,6 +258,15 @@ pub fn discard_temporaries() -> usize {
             }
             Err(std::sync::TryLockError::WouldBlock) => return 0,
         }
+    }
+}
+
+/// Removes a temporary file, or a temporary folder with what it holds.
+fn remove(path: PathBuf) {
+    if path.is_dir() {
+        let _ = std::fs::remove_dir_all(path);
+    } else {
+        let _ = std::fs::remove_file(path);
     }
 }
 

@@ -14,6 +14,7 @@ pub mod output;
 pub mod plan;
 pub mod query;
 pub mod rules;
+pub mod state;
 pub mod store;
 
 /// The stack of every thread that evaluates rules, queries or parsers: the command's own thread, rayon's

@@ -118,6 +118,15 @@ pub enum SettingsError {
         )
     )]
     RulesStdin,
+    /// `--state` with data on standard input.
+    #[error("--state cannot record data read from standard input")]
+    #[diagnostic(
+        code(reasonctl::settings::state_stdin),
+        help(
+            "write the data to a file and pass its path: a state checks its inputs by their contents later"
+        )
+    )]
+    StateStdin,
     /// Stdin named twice.
     #[error("standard input (-) is named more than once")]
     #[diagnostic(code(reasonctl::settings::stdin_twice), help("pass - at most once"))]
@@ -221,7 +230,7 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
     };
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
-    let reasoning = reasoning(args.reasoning, timeout, now)?;
+    let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
     Ok(QuerySettings {
         reasoning,
         sources,
@@ -276,7 +285,11 @@ fn reasoning(
     args: ReasoningArgs,
     timeout: Option<std::time::Duration>,
     now: Option<DateTime>,
+    sources: &[DataSource],
 ) -> Result<ReasoningSettings, SettingsError> {
+    if args.state.is_some() && sources.contains(&DataSource::Stdin) {
+        return Err(SettingsError::StateStdin);
+    }
     Ok(ReasoningSettings {
         sources: rule_sources(args.rules, args.rules_graph)?,
         schedule: match args.schedule {
@@ -295,6 +308,8 @@ fn reasoning(
         stats: args.stats,
         closure: !args.no_closure,
         owl2rl: args.owl2rl,
+        state: args.state,
+        refresh: args.refresh,
     })
 }
 
@@ -325,7 +340,7 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     };
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
-    let reasoning = reasoning(args.reasoning, timeout, now)?;
+    let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
     if let (OutputTarget::File(out), Some(stats)) = (&target, &reasoning.stats) {
         if same_file(out, stats) {
             return Err(SettingsError::StatsIsOutput {
@@ -348,7 +363,7 @@ fn explain(args: ExplainArgs) -> Result<ExplainSettings, SettingsError> {
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     Ok(ExplainSettings {
-        reasoning: reasoning(args.reasoning, timeout, now)?,
+        reasoning: reasoning(args.reasoning, timeout, now, &sources)?,
         sources,
         load,
         fact: args.fact,
@@ -371,6 +386,7 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         load,
         format: args.format,
         output: args.output,
+        state: args.state,
     })
 }
 

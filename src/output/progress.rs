@@ -25,6 +25,25 @@ impl Progress {
         );
         Self { bar }
     }
+
+    /// A spinner with a message, for a step without a measurable length (saving or opening a state).
+    pub fn message(&self, text: &str) {
+        if self.bar.is_hidden() {
+            return;
+        }
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+            self.bar.set_style(style);
+        }
+        self.bar.set_message(text.to_owned());
+        self.bar
+            .enable_steady_tick(std::time::Duration::from_millis(100));
+    }
+
+    /// Clears the display.
+    pub fn clear(&self) {
+        self.bar.disable_steady_tick();
+        self.bar.finish_and_clear();
+    }
 }
 
 impl LoadProgress for Progress {

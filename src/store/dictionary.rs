@@ -76,6 +76,45 @@ impl Interner {
     fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.starts.capacity() * 8 + self.table.capacity() * 5
     }
+
+    /// An interner over entries stored back to back (`starts[i]` is where entry `i` begins in `bytes`): the
+    /// hash table is rebuilt. `None` if the starts do not fit the bytes.
+    fn from_parts(bytes: Vec<u8>, starts: Vec<u64>) -> Option<Self> {
+        if !starts.is_sorted() || starts.last().is_some_and(|&s| s as usize > bytes.len()) {
+            return None;
+        }
+        let hasher = DefaultHashBuilder::default();
+        let mut table = HashTable::with_capacity(starts.len());
+        for i in 0..starts.len() {
+            let i = u32::try_from(i).ok()?;
+            let hash = hasher.hash_one(entry(&bytes, &starts, i));
+            table.insert_unique(hash, i, |&j| hasher.hash_one(entry(&bytes, &starts, j)));
+        }
+        Some(Self {
+            bytes,
+            starts,
+            table,
+            hasher,
+        })
+    }
+}
+
+/// A dictionary as the bytes it is made of, for a saved state: every entry back to back, where each starts, for
+/// the terms and for the IRI namespaces; the first id and the blank-node count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DictionaryParts {
+    /// The terms' encoded entries.
+    pub terms: Vec<u8>,
+    /// Where each term's entry starts.
+    pub term_starts: Vec<u64>,
+    /// The namespaces' entries.
+    pub namespaces: Vec<u8>,
+    /// Where each namespace starts.
+    pub namespace_starts: Vec<u64>,
+    /// The first id.
+    pub base: u32,
+    /// Blank nodes numbered so far.
+    pub blank_nodes: u32,
 }
 
 fn entry<'a>(bytes: &'a [u8], starts: &[u64], i: u32) -> &'a [u8] {
@@ -149,6 +188,72 @@ impl Dictionary {
         };
         dict.namespaces.intern(b"");
         dict
+    }
+
+    /// The bytes this dictionary is made of ([`Dictionary::from_parts`] rebuilds it).
+    pub fn to_parts(&self) -> DictionaryParts {
+        DictionaryParts {
+            terms: self.terms.bytes.clone(),
+            term_starts: self.terms.starts.clone(),
+            namespaces: self.namespaces.bytes.clone(),
+            namespace_starts: self.namespaces.starts.clone(),
+            base: self.base,
+            blank_nodes: self.blank_nodes,
+        }
+    }
+
+    /// The dictionary [`Dictionary::to_parts`] gave; `None` if the parts are not one (a damaged state).
+    pub fn from_parts(parts: DictionaryParts) -> Option<Self> {
+        let terms = Interner::from_parts(parts.terms, parts.term_starts)?;
+        let namespaces = Interner::from_parts(parts.namespaces, parts.namespace_starts)?;
+        // Every entry must decode: a tag the reader knows, and references inside the dictionary.
+        let dict = Self {
+            terms,
+            namespaces,
+            last_ns: None,
+            last_ns_text: String::new(),
+            base: parts.base,
+            blank_nodes: parts.blank_nodes,
+            scratch: Vec::new(),
+        };
+        dict.is_well_formed().then_some(dict)
+    }
+
+    /// Whether every entry decodes to a term: known tags, long enough, UTF-8 text, ids in range.
+    fn is_well_formed(&self) -> bool {
+        let ids = self.base..self.end().0;
+        let namespaces = self.namespaces.len() as u32;
+        (0..self.terms.len() as u32).all(|i| {
+            let bytes = self.terms.entry(i);
+            let Some((&tag, rest)) = bytes.split_first() else {
+                return false;
+            };
+            let id_at = |at: usize| rest.get(at..at + 4).map(read_u32);
+            match tag {
+                TAG_DEFAULT_GRAPH => rest.is_empty(),
+                TAG_IRI => {
+                    id_at(0).is_some_and(|ns| ns < namespaces)
+                        && std::str::from_utf8(&rest[4..]).is_ok()
+                }
+                TAG_BLANK => rest.len() == 4,
+                TAG_SIMPLE => std::str::from_utf8(rest).is_ok(),
+                TAG_LANG => {
+                    rest.len() >= 3 && {
+                        let tag_len = u16::from_le_bytes([rest[1], rest[2]]) as usize;
+                        rest.len() >= 3 + tag_len && std::str::from_utf8(&rest[3..]).is_ok()
+                    }
+                }
+                TAG_TYPED => {
+                    id_at(0).is_some_and(|d| ids.contains(&d))
+                        && std::str::from_utf8(&rest[4..]).is_ok()
+                }
+                TAG_TRIPLE => {
+                    rest.len() == 12
+                        && (0..3).all(|k| id_at(4 * k).is_some_and(|t| ids.contains(&t)))
+                }
+                _ => false,
+            }
+        }) && (0..namespaces).all(|i| std::str::from_utf8(self.namespaces.entry(i)).is_ok())
     }
 
     /// How many ids are in use (the default graph included).

@@ -136,6 +136,31 @@ impl TripleIndex {
         }
     }
 
+    /// An index from its three orders as [`TripleIndex::keys`] gave them (a saved state); `None` unless each is
+    /// sorted, of one length, without duplicates.
+    pub fn from_orders(
+        spo: Vec<Triple>,
+        pos: Vec<[TermId; 3]>,
+        osp: Vec<[TermId; 3]>,
+    ) -> Option<Self> {
+        let strictly_sorted = |v: &[[TermId; 3]]| v.windows(2).all(|w| w[0] < w[1]);
+        if spo.len() != pos.len()
+            || spo.len() != osp.len()
+            || !strictly_sorted(&spo)
+            || !strictly_sorted(&pos)
+            || !strictly_sorted(&osp)
+        {
+            return None;
+        }
+        let predicates = predicate_stats(&spo, &pos);
+        Some(Self {
+            spo,
+            pos,
+            osp,
+            predicates,
+        })
+    }
+
     /// Counts for one predicate.
     pub fn predicate_stats(&self, p: TermId) -> Option<PredicateStats> {
         self.predicates
@@ -243,6 +268,13 @@ impl QuadStore {
             .filter(|(_, triples)| !triples.is_empty())
             .map(|(g, triples)| (g, TripleIndex::from_triples(triples)))
             .collect();
+        graphs.sort_unstable_by_key(|(g, _)| *g);
+        Self { graphs }
+    }
+
+    /// A store from per-graph indexes (graphs in any order, each once).
+    pub fn from_indexes(mut graphs: Vec<(TermId, TripleIndex)>) -> Self {
+        graphs.retain(|(_, idx)| !idx.is_empty());
         graphs.sort_unstable_by_key(|(g, _)| *g);
         Self { graphs }
     }

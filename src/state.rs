@@ -1,0 +1,599 @@
+//! This module defines a saved materialization (a state): a folder holding a manifest — what went in: each
+//! input file's hash, the program's, the options that change results — and a snapshot ([`format`]) of the
+//! dictionary, the asserted and derived quads and the program's rules. It is written beside the folder and
+//! swapped into place whole, and opened without the data or the rule files.
+
+pub mod format;
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+use serde_json::{Value, json};
+use sha2::Digest;
+use thiserror::Error;
+
+use crate::control;
+use crate::rules::Language;
+use crate::rules::source::RuleText;
+use crate::store::{Overlay, Store};
+
+/// The manifest's file name.
+pub const MANIFEST: &str = "manifest.json";
+/// The snapshot's file name.
+pub const SNAPSHOT: &str = "snapshot.bin";
+
+/// Why a state could not be written, opened or used.
+#[derive(Debug, Error, Diagnostic)]
+pub enum StateError {
+    /// The folder holds no state.
+    #[error("{dir} holds no reasonctl state (no {MANIFEST})")]
+    #[diagnostic(
+        code(reasonctl::state::missing),
+        help("make one with `reasonctl materialize DATA… --rules RULES --state {dir}`")
+    )]
+    Missing {
+        /// The folder.
+        dir: String,
+    },
+    /// A state in a format this build does not read.
+    #[error(
+        "{dir} is a state in format {found} (written by reasonctl {by}); this reasonctl reads format {reads}"
+    )]
+    #[diagnostic(
+        code(reasonctl::state::version),
+        help("build it again: `reasonctl materialize DATA… --rules RULES --state {dir}`")
+    )]
+    Version {
+        /// The folder.
+        dir: String,
+        /// Its format.
+        found: u64,
+        /// The reasonctl that wrote it.
+        by: String,
+        /// The format this build reads.
+        reads: u32,
+    },
+    /// A damaged state.
+    #[error("the state in {dir} is damaged: {what}; nothing was changed")]
+    #[diagnostic(
+        code(reasonctl::state::corrupt),
+        help("build it again: `reasonctl materialize DATA… --rules RULES --state {dir}`")
+    )]
+    Corrupt {
+        /// The folder.
+        dir: String,
+        /// What is wrong.
+        what: String,
+    },
+    /// A folder that is not a state, which `--state` will not replace.
+    #[error("{dir} exists and is not a reasonctl state; it was left as it is")]
+    #[diagnostic(
+        code(reasonctl::state::not_a_state),
+        help("name a new folder (it is created), or a folder a previous --state run wrote")
+    )]
+    NotAState {
+        /// The folder.
+        dir: String,
+    },
+    /// Writing failed.
+    #[error("cannot write the state {dir}: {reason}")]
+    #[diagnostic(
+        code(reasonctl::state::write),
+        help(
+            "check that the folder's parent is writable and has room; the previous state is intact"
+        )
+    )]
+    Write {
+        /// The folder.
+        dir: String,
+        /// The system's reason.
+        reason: String,
+    },
+    /// The inputs given differ from those the state was made from.
+    #[error("the state {dir} was made from other inputs: {differs}")]
+    #[diagnostic(
+        code(reasonctl::state::mismatch),
+        help(
+            "pass --refresh to bring the state up to date first, or leave out DATA and --rules to answer from the state as it is"
+        )
+    )]
+    Mismatch {
+        /// The folder.
+        dir: String,
+        /// What differs.
+        differs: String,
+    },
+}
+
+/// One input file as the state saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// The path as given.
+    pub path: String,
+    /// Its length.
+    pub bytes: u64,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+}
+
+impl Input {
+    /// Reads and hashes a file.
+    pub fn of(path: &Path) -> io::Result<Self> {
+        let mut file = std::fs::File::open(path)?;
+        let mut hasher = sha2::Sha256::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut bytes = 0u64;
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            bytes += n as u64;
+            hasher.update(&buf[..n]);
+        }
+        Ok(Self {
+            path: path.display().to_string(),
+            bytes,
+            sha256: hex(&hasher.finalize()),
+        })
+    }
+}
+
+/// The options that change what a run derives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResultOptions {
+    /// `--owl2rl`.
+    pub owl2rl: bool,
+    /// `--reasoning-time`.
+    pub reasoning_time: Option<String>,
+    /// `--rules-graph`.
+    pub rules_graph: Option<String>,
+    /// `--base`.
+    pub base: Option<String>,
+    /// `--lenient`.
+    pub lenient: bool,
+    /// `--data-format`.
+    pub data_format: Option<String>,
+    /// `--schedule`.
+    pub schedule: String,
+}
+
+impl ResultOptions {
+    fn to_json(&self) -> Value {
+        json!({
+            "owl2rl": self.owl2rl,
+            "reasoning_time": self.reasoning_time,
+            "rules_graph": self.rules_graph,
+            "base": self.base,
+            "lenient": self.lenient,
+            "data_format": self.data_format,
+            "schedule": self.schedule,
+        })
+    }
+
+    fn from_json(v: &Value) -> Option<Self> {
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        Some(Self {
+            owl2rl: v.get("owl2rl")?.as_bool()?,
+            reasoning_time: text("reasoning_time"),
+            rules_graph: text("rules_graph"),
+            base: text("base"),
+            lenient: v.get("lenient")?.as_bool()?,
+            data_format: text("data_format"),
+            schedule: text("schedule")?,
+        })
+    }
+
+    /// The differences from `other`, named as the flags that set them.
+    pub fn differences(&self, other: &ResultOptions) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut differ = |flag: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{flag} is {b} here and was {a} for the state"));
+            }
+        };
+        let show = |o: &Option<String>| o.clone().unwrap_or_else(|| "not given".to_owned());
+        differ(
+            "--owl2rl",
+            self.owl2rl.to_string(),
+            other.owl2rl.to_string(),
+        );
+        differ(
+            "--reasoning-time",
+            show(&self.reasoning_time),
+            show(&other.reasoning_time),
+        );
+        differ(
+            "--rules-graph",
+            show(&self.rules_graph),
+            show(&other.rules_graph),
+        );
+        differ("--base", show(&self.base), show(&other.base));
+        differ(
+            "--lenient",
+            self.lenient.to_string(),
+            other.lenient.to_string(),
+        );
+        differ(
+            "--data-format",
+            show(&self.data_format),
+            show(&other.data_format),
+        );
+        differ("--schedule", self.schedule.clone(), other.schedule.clone());
+        out
+    }
+}
+
+/// What a state says about itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    /// The reasonctl version that wrote it.
+    pub reasonctl: String,
+    /// The data files, in order.
+    pub inputs: Vec<Input>,
+    /// The rule ids of the user's program, in order.
+    pub rules: Vec<String>,
+    /// A hash of the user's rules (ids, languages, texts).
+    pub program_sha256: String,
+    /// The result-changing options.
+    pub options: ResultOptions,
+    /// Terms in the dictionary.
+    pub terms: u64,
+    /// Asserted quads.
+    pub asserted: u64,
+    /// Derived quads.
+    pub derived: u64,
+}
+
+impl Manifest {
+    fn to_json(&self, snapshot_bytes: u64, crc: u32) -> Value {
+        json!({
+            "format": "reasonctl-state",
+            "format_version": format::VERSION,
+            "reasonctl": self.reasonctl,
+            "inputs": self.inputs.iter().map(|i| json!({
+                "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
+            })).collect::<Vec<_>>(),
+            "rules": self.rules,
+            "program_sha256": self.program_sha256,
+            "options": self.options.to_json(),
+            "counts": {"terms": self.terms, "asserted": self.asserted, "derived": self.derived},
+            "snapshot": {"file": SNAPSHOT, "bytes": snapshot_bytes, "crc32": crc},
+        })
+    }
+
+    fn from_json(v: &Value) -> Option<(Self, u64, u32)> {
+        let inputs = v
+            .get("inputs")?
+            .as_array()?
+            .iter()
+            .map(|i| {
+                Some(Input {
+                    path: i.get("path")?.as_str()?.to_owned(),
+                    bytes: i.get("bytes")?.as_u64()?,
+                    sha256: i.get("sha256")?.as_str()?.to_owned(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let counts = v.get("counts")?;
+        let snapshot = v.get("snapshot")?;
+        Some((
+            Self {
+                reasonctl: v.get("reasonctl")?.as_str()?.to_owned(),
+                inputs,
+                rules: v
+                    .get("rules")?
+                    .as_array()?
+                    .iter()
+                    .map(|r| r.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()?,
+                program_sha256: v.get("program_sha256")?.as_str()?.to_owned(),
+                options: ResultOptions::from_json(v.get("options")?)?,
+                terms: counts.get("terms")?.as_u64()?,
+                asserted: counts.get("asserted")?.as_u64()?,
+                derived: counts.get("derived")?.as_u64()?,
+            },
+            snapshot.get("bytes")?.as_u64()?,
+            u32::try_from(snapshot.get("crc32")?.as_u64()?).ok()?,
+        ))
+    }
+}
+
+/// A hash of rule texts: ids, languages and texts, in order.
+pub fn program_hash(texts: &[RuleText]) -> String {
+    let mut h = sha2::Sha256::new();
+    for t in texts {
+        h.update(t.id.as_bytes());
+        h.update([0, u8::from(t.language == Language::JsonLd), 0]);
+        h.update(t.text.as_bytes());
+        h.update([0]);
+    }
+    hex(&h.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `dir` holds a state (a manifest that says so).
+fn is_state(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join(MANIFEST))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .is_some_and(|v| v.get("format").and_then(Value::as_str) == Some("reasonctl-state"))
+}
+
+/// Writes a state into `dir`: a new folder beside it, written and flushed, then swapped into place, so the
+/// previous state stays whole and readable until the new one is. A folder that is not a state is not replaced.
+pub fn save(
+    dir: &Path,
+    manifest: &Manifest,
+    store: &Store,
+    overlay: &Overlay,
+    rules: &[RuleText],
+) -> Result<(), StateError> {
+    let name = dir.display().to_string();
+    let failed = |e: io::Error| StateError::Write {
+        dir: name.clone(),
+        reason: e.to_string(),
+    };
+    let exists = dir.exists();
+    if exists && !(dir.is_dir() && (is_state(dir) || is_empty_dir(dir))) {
+        return Err(StateError::NotAState { dir: name });
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let base = dir
+        .file_name()
+        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    // Folders a killed run left beside the state are not states: they go.
+    let stale = format!(".{base}.reasonctl-");
+    if let Ok(entries) = std::fs::read_dir(&parent) {
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if n.starts_with(&stale) && (n.ends_with(".new") || n.ends_with(".old")) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let new = parent.join(format!(".{base}.reasonctl-{}.new", std::process::id()));
+    control::hold_temporary(&new);
+    let written = (|| -> io::Result<()> {
+        if new.exists() {
+            std::fs::remove_dir_all(&new)?;
+        }
+        std::fs::create_dir(&new)?;
+        let snapshot = format::encode(store, overlay, rules);
+        let crc = crc32fast::hash(&snapshot);
+        write_synced(&new.join(SNAPSHOT), &snapshot)?;
+        let text = serde_json::to_string_pretty(&manifest.to_json(snapshot.len() as u64, crc))
+            .map_err(io::Error::other)?;
+        write_synced(&new.join(MANIFEST), text.as_bytes())?;
+        sync_dir(&new)
+    })();
+    control::release_temporary(&new, || -> io::Result<()> {
+        if let Err(e) = written {
+            let _ = std::fs::remove_dir_all(&new);
+            return Err(e);
+        }
+        if exists {
+            swap(&new, dir)?;
+            // `new` now holds the previous state.
+            let _ = std::fs::remove_dir_all(&new);
+        } else {
+            std::fs::rename(&new, dir)?;
+        }
+        sync_dir(&parent)
+    })
+    .map_err(failed)
+}
+
+fn is_empty_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut e| e.next().is_none())
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    // A directory's entries reach the disk when it is synced (Unix); elsewhere opening it may not work.
+    match std::fs::File::open(dir) {
+        Ok(f) => f.sync_all().or(Ok(())),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Exchanges two folders in one step (Linux `renameat2(RENAME_EXCHANGE)`); elsewhere two renames, with the old
+/// folder kept aside until the new one is in place.
+fn swap(new: &Path, dir: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c =
+            |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+        let (a, b) = (c(new)?, c(dir)?);
+        // SAFETY: two NUL-terminated paths, relative to the working directory.
+        let r = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) && e.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(e);
+        }
+    }
+    let aside = new.with_extension("old");
+    std::fs::rename(dir, &aside)?;
+    std::fs::rename(new, dir)?;
+    std::fs::rename(&aside, new)
+}
+
+/// A state's manifest, checked (a state, in this build's format), with the snapshot's length and CRC-32.
+fn read_manifest(dir: &Path) -> Result<(Manifest, u64, u32), StateError> {
+    let name = dir.display().to_string();
+    let corrupt = |what: String| StateError::Corrupt {
+        dir: name.clone(),
+        what,
+    };
+    let text = std::fs::read_to_string(dir.join(MANIFEST))
+        .map_err(|_| StateError::Missing { dir: name.clone() })?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| corrupt(format!("{MANIFEST}: {e}")))?;
+    if v.get("format").and_then(Value::as_str) != Some("reasonctl-state") {
+        return Err(StateError::Missing { dir: name });
+    }
+    let found = v.get("format_version").and_then(Value::as_u64).unwrap_or(0);
+    if found != u64::from(format::VERSION) {
+        return Err(StateError::Version {
+            dir: name.clone(),
+            found,
+            by: v
+                .get("reasonctl")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned(),
+            reads: format::VERSION,
+        });
+    }
+    Manifest::from_json(&v).ok_or_else(|| corrupt(format!("{MANIFEST} lacks a field")))
+}
+
+/// A state's manifest alone (what it was made from), without reading its snapshot.
+pub fn open_manifest(dir: &Path) -> Result<Manifest, StateError> {
+    read_manifest(dir).map(|(m, _, _)| m)
+}
+
+/// Opens a state: its manifest and its snapshot, checked (format, length, CRC-32) before it is decoded.
+pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot), StateError> {
+    let name = dir.display().to_string();
+    let corrupt = |what: String| StateError::Corrupt {
+        dir: name.clone(),
+        what,
+    };
+    let (manifest, bytes, crc) = read_manifest(dir)?;
+    let snapshot =
+        std::fs::read(dir.join(SNAPSHOT)).map_err(|e| corrupt(format!("{SNAPSHOT}: {e}")))?;
+    if snapshot.len() as u64 != bytes {
+        return Err(corrupt(format!(
+            "{SNAPSHOT} holds {} bytes, the manifest says {bytes}",
+            snapshot.len()
+        )));
+    }
+    if crc32fast::hash(&snapshot) != crc {
+        return Err(corrupt(format!("{SNAPSHOT} does not match its checksum")));
+    }
+    let decoded = format::decode(&snapshot).map_err(|e| corrupt(e.0))?;
+    Ok((manifest, decoded))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::load::{DataFormat, Loader, NoProgress};
+
+    fn store() -> Store {
+        let mut loader = Loader::new();
+        loader
+            .load_reader(
+                "t",
+                "<http://e/a> <http://e/p> <http://e/b> .\n".as_bytes(),
+                DataFormat::NTriples,
+                None,
+                &NoProgress,
+            )
+            .unwrap();
+        loader.finish()
+    }
+
+    fn manifest() -> Manifest {
+        Manifest {
+            reasonctl: "test".to_owned(),
+            inputs: vec![Input {
+                path: "d.nt".to_owned(),
+                bytes: 3,
+                sha256: "ab".to_owned(),
+            }],
+            rules: vec!["r".to_owned()],
+            program_sha256: program_hash(&[]),
+            options: ResultOptions {
+                schedule: "staged".to_owned(),
+                ..ResultOptions::default()
+            },
+            terms: 1,
+            asserted: 1,
+            derived: 0,
+        }
+    }
+
+    #[test]
+    fn a_saved_state_opens_to_its_manifest_and_snapshot_and_replaces_the_previous_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        save(&dir, &manifest(), &store(), &Overlay::new(), &[]).unwrap();
+        let (m, snap) = open(&dir).unwrap();
+        assert_eq!(m, manifest());
+        assert_eq!(snap.store.quads.len(), 1);
+        let mut second = manifest();
+        second.derived = 7;
+        save(&dir, &second, &store(), &Overlay::new(), &[]).unwrap();
+        assert_eq!(open(&dir).unwrap().0.derived, 7);
+        // Nothing is left beside it.
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state")]);
+    }
+
+    #[test]
+    fn a_folder_that_is_not_a_state_is_not_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("keep.txt"), "mine").unwrap();
+        let e = save(tmp.path(), &manifest(), &store(), &Overlay::new(), &[]).unwrap_err();
+        assert!(matches!(e, StateError::NotAState { .. }), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join("keep.txt")).unwrap(),
+            "mine"
+        );
+    }
+
+    #[test]
+    fn a_damaged_or_other_format_state_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        save(&dir, &manifest(), &store(), &Overlay::new(), &[]).unwrap();
+        let snapshot = dir.join(SNAPSHOT);
+        let mut bytes = std::fs::read(&snapshot).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&snapshot, &bytes).unwrap();
+        assert!(matches!(open(&dir), Err(StateError::Corrupt { .. })));
+        std::fs::write(&snapshot, &bytes[..10]).unwrap();
+        assert!(matches!(open(&dir), Err(StateError::Corrupt { .. })));
+        let m = std::fs::read_to_string(dir.join(MANIFEST)).unwrap();
+        std::fs::write(
+            dir.join(MANIFEST),
+            m.replace("\"format_version\": 1", "\"format_version\": 99"),
+        )
+        .unwrap();
+        assert!(matches!(
+            open(&dir),
+            Err(StateError::Version { found: 99, .. })
+        ));
+        assert!(matches!(open(tmp.path()), Err(StateError::Missing { .. })));
+    }
+}

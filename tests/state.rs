@@ -1,0 +1,465 @@
+//! Saved states (`--state DIR`, issue 17): `materialize` writes one; `query`, `explain`, `deps` and `materialize`
+//! answer from it as they answer from the data; inputs that differ are refused (or refreshed); a damaged, other
+//! format or foreign folder is refused and left as it is; a run killed while saving leaves the previous state.
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use assert_cmd::Command;
+
+fn reasonctl() -> Command {
+    let mut cmd = Command::cargo_bin("reasonctl").expect("binary");
+    cmd.timeout(Duration::from_secs(60));
+    cmd
+}
+
+const DATA: &str = "@prefix ex: <http://example.org/> .\n\
+ex:a ex:p ex:b . ex:b ex:p ex:c . ex:c ex:p ex:d .\n\
+ex:g { ex:a ex:q ex:z . }\n";
+
+const RULES: &str = "PREFIX ex: <http://example.org/>\n\
+#@rule base\nCONSTRUCT { ?x ex:reach ?y } WHERE { ?x ex:p ?y }\n\
+#@rule step\nCONSTRUCT { ?x ex:reach ?z } WHERE { ?x ex:reach ?y . ?y ex:p ?z }\n\
+#@rule named\nCONSTRUCT { GRAPH ex:g { ?x ex:seen ex:yes } } WHERE { GRAPH ex:g { ?x ex:q ?y } }\n";
+
+fn folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("data.trig"), DATA).unwrap();
+    fs::write(dir.path().join("rules.rq"), RULES).unwrap();
+    dir
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    reasonctl().args(args).current_dir(dir).output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn save(dir: &Path) -> Output {
+    let out = run(
+        dir,
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+#[test]
+fn every_command_answers_from_a_state_as_from_the_data() {
+    let dir = folder();
+    let made = save(dir.path());
+    assert!(dir.path().join("st/manifest.json").is_file());
+    // materialize: the same facts, from the state alone.
+    let again = run(
+        dir.path(),
+        &["materialize", "--state", "st", "--format", "nquads"],
+    );
+    assert_eq!(stdout(&again), stdout(&made), "{}", stderr(&again));
+    // query: the same answer as over the data.
+    let q = "SELECT ?x ?y WHERE { ?x <http://example.org/reach> ?y } ORDER BY ?x ?y";
+    let from_data = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--query",
+            q,
+            "--format",
+            "tsv",
+        ],
+    );
+    let from_state = run(
+        dir.path(),
+        &["query", "--state", "st", "--query", q, "--format", "tsv"],
+    );
+    assert_eq!(from_state.status.code(), Some(0), "{}", stderr(&from_state));
+    assert_eq!(stdout(&from_state), stdout(&from_data));
+    assert_eq!(stdout(&from_state).lines().count(), 7);
+    // explain: the same premise tree.
+    let fact = "<http://example.org/a> <http://example.org/reach> <http://example.org/d>";
+    let e_data = run(
+        dir.path(),
+        &[
+            "explain",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--fact",
+            fact,
+            "--depth",
+            "3",
+        ],
+    );
+    let e_state = run(
+        dir.path(),
+        &["explain", "--state", "st", "--fact", fact, "--depth", "3"],
+    );
+    assert_eq!(e_state.status.code(), Some(0), "{}", stderr(&e_state));
+    assert_eq!(stdout(&e_state), stdout(&e_data));
+    // Matching inputs given with the state: answered from it as well.
+    let e_both = run(
+        dir.path(),
+        &[
+            "explain",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--fact",
+            fact,
+            "--depth",
+            "3",
+        ],
+    );
+    assert_eq!(stdout(&e_both), stdout(&e_data), "{}", stderr(&e_both));
+    // deps: the program.
+    let d_data = run(
+        dir.path(),
+        &[
+            "deps",
+            "--rules",
+            "rules.rq",
+            "data.trig",
+            "--format",
+            "json",
+        ],
+    );
+    let d_state = run(dir.path(), &["deps", "--state", "st", "--format", "json"]);
+    assert_eq!(stdout(&d_state), stdout(&d_data), "{}", stderr(&d_state));
+}
+
+#[test]
+fn inputs_that_differ_from_the_state_are_refused_unless_refreshed() {
+    let dir = folder();
+    save(dir.path());
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    fs::write(
+        dir.path().join("data.trig"),
+        format!("{DATA}<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n"),
+    )
+    .unwrap();
+    let q = "SELECT (COUNT(*) AS ?n) WHERE { ?x <http://example.org/reach> ?y }";
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--query",
+            q,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::mismatch"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("data.trig differs"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/manifest.json")).unwrap(),
+        manifest
+    );
+    // Other rules, another result-changing option: refused too.
+    fs::write(
+        dir.path().join("other.rq"),
+        "CONSTRUCT { ?x <http://example.org/r> ?y } WHERE { ?x <http://example.org/p> ?y }\n",
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "query", "--rules", "other.rq", "--state", "st", "--query", q,
+        ],
+    );
+    assert!(
+        stderr(&out).contains("the rules differ"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        dir.path(),
+        &["query", "--state", "st", "--owl2rl", "--query", q],
+    );
+    assert!(
+        stderr(&out).contains("--owl2rl is true here"),
+        "{}",
+        stderr(&out)
+    );
+    // --refresh runs them and replaces the state.
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--refresh",
+            "--query",
+            q,
+            "--format",
+            "tsv",
+        ],
+    );
+    assert_eq!(stdout(&out), "?n\n10\n", "{}", stderr(&out));
+    let from_state = run(
+        dir.path(),
+        &["query", "--state", "st", "--query", q, "--format", "tsv"],
+    );
+    assert_eq!(stdout(&from_state), "?n\n10\n");
+}
+
+#[test]
+fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
+    let dir = folder();
+    save(dir.path());
+    let snapshot = dir.path().join("st/snapshot.bin");
+    let bytes = fs::read(&snapshot).unwrap();
+    let q = ["query", "--state", "st", "--query", "ASK {}"];
+    for damaged in [bytes[..bytes.len() / 2].to_vec(), {
+        let mut b = bytes.clone();
+        let at = b.len() / 3;
+        b[at] ^= 0x40;
+        b
+    }] {
+        fs::write(&snapshot, &damaged).unwrap();
+        let out = run(dir.path(), &q);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::state::corrupt"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(fs::read(&snapshot).unwrap(), damaged, "nothing changed");
+    }
+    fs::write(&snapshot, &bytes).unwrap();
+    let manifest = dir.path().join("st/manifest.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(
+        &manifest,
+        text.replace("\"format_version\": 1", "\"format_version\": 2"),
+    )
+    .unwrap();
+    let out = run(dir.path(), &q);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::version"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        dir.path(),
+        &["query", "--state", "nowhere", "--query", "ASK {}"],
+    );
+    assert!(
+        stderr(&out).contains("reasonctl::state::missing"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_folder_that_is_not_a_state_is_not_replaced() {
+    let dir = folder();
+    fs::create_dir(dir.path().join("st")).unwrap();
+    fs::write(dir.path().join("st/notes.txt"), "mine").unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::not_a_state"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("st/notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_state_that_cannot_be_written_fails_with_exit_2() {
+    let dir = folder();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "/proc/reasonctl-state",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::write"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_capped_run_does_not_write_its_state() {
+    let dir = folder();
+    save(dir.path());
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    fs::write(
+        dir.path().join("data.trig"),
+        format!("{DATA}<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n"),
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--max-facts",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::not_written"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/manifest.json")).unwrap(),
+        manifest
+    );
+}
+
+#[test]
+fn a_state_cannot_record_standard_input() {
+    let dir = folder();
+    let out = run(
+        dir.path(),
+        &["materialize", "-", "--rules", "rules.rq", "--state", "st"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::state_stdin"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A run killed (SIGKILL: no cleanup at all) while it replaces a state leaves the previous state readable, or the
+/// new one whole.
+#[cfg(unix)]
+#[test]
+fn a_run_killed_while_saving_leaves_a_readable_state() {
+    use std::process::{Command as Process, Stdio};
+    use std::time::Instant;
+    let dir = folder();
+    let mut data = String::new();
+    for i in 0..20_000 {
+        data.push_str(&format!(
+            "<http://example.org/n{i}> <http://example.org/p> <http://example.org/n{}> .\n",
+            i + 1
+        ));
+    }
+    fs::write(dir.path().join("big.nt"), &data).unwrap();
+    fs::write(
+        dir.path().join("copy.rq"),
+        "CONSTRUCT { ?y <http://example.org/back> ?x } WHERE { ?x <http://example.org/p> ?y }\n",
+    )
+    .unwrap();
+    let args = [
+        "materialize",
+        "big.nt",
+        "--rules",
+        "copy.rq",
+        "--state",
+        "st",
+        "-o",
+        "out.nq",
+    ];
+    let started = Instant::now();
+    let first = run(dir.path(), &args);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let took = started.elapsed();
+    let q = [
+        "query",
+        "--state",
+        "st",
+        "--query",
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
+        "--format",
+        "tsv",
+    ];
+    let before = stdout(&run(dir.path(), &q));
+    for tenth in [2, 4, 6, 8, 9, 10] {
+        let mut child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(took * tenth / 10);
+        let _ = child.kill();
+        let _ = child.wait();
+        let now = run(dir.path(), &q);
+        assert_eq!(
+            now.status.code(),
+            Some(0),
+            "killed at {tenth}/10: {}",
+            stderr(&now)
+        );
+        assert_eq!(stdout(&now), before, "killed at {tenth}/10");
+    }
+    // The next save clears what the killed runs left beside the state.
+    assert!(run(dir.path(), &args).status.success());
+    let beside: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".st.reasonctl-"))
+        .collect();
+    assert_eq!(beside, Vec::<String>::new());
+}
