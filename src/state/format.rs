@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::rules::source::RuleText;
 use crate::rules::{Language, Origin};
 use crate::store::dictionary::DictionaryParts;
-use crate::store::{Dictionary, Overlay, QuadStore, Store, TermId, Triple, TripleIndex};
+use crate::store::{Dictionary, Overlay, QuadStore, Store, TermId, TripleIndex};
 
 /// The first bytes of a snapshot.
 pub const MAGIC: &[u8; 16] = b"REASONCTL-STATE\n";
@@ -65,11 +65,12 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
     let derived: Vec<TermId> = overlay.graph_ids().collect();
     w.u32(derived.len() as u32);
     for g in derived {
-        let mut spo: Vec<Triple> = overlay.runs_of(g).flatten().copied().collect();
-        spo.sort_unstable();
+        let (spo, pos, osp) = overlay.graph_orders(g);
         w.u32(g.0);
         w.u64(spo.len() as u64);
         w.triples(&spo);
+        w.u32s(&pos);
+        w.u32s(&osp);
     }
     w.u32(rules.len() as u32);
     for r in rules {
@@ -152,10 +153,11 @@ pub fn decode(bytes: &[u8]) -> Result<Snapshot, Damaged> {
         let g = TermId(r.u32()?);
         let n = r.len()?;
         let spo = r.triples(n)?;
-        if g.0 >= end || !in_range(&spo) || !spo.windows(2).all(|w| w[0] < w[1]) {
+        let pos = r.u32s(n)?;
+        let osp = r.u32s(n)?;
+        if g.0 >= end || !in_range(&spo) || !overlay.add_orders(g, spo, pos, osp) {
             return Err(Damaged("the derived quads are damaged".to_owned()));
         }
-        overlay.add(g, spo);
     }
     let mut rules = Vec::new();
     for _ in 0..r.u32()? {
@@ -227,6 +229,13 @@ impl Writer {
         self.u64(v.len() as u64);
         for x in v {
             self.u64(*x);
+        }
+    }
+
+    fn u32s(&mut self, v: &[u32]) {
+        self.0.reserve(v.len() * 4);
+        for x in v {
+            self.u32(*x);
         }
     }
 
@@ -303,6 +312,17 @@ impl<'a> Reader<'a> {
         Ok(raw
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect())
+    }
+
+    fn u32s(&mut self, n: usize) -> Result<Vec<u32>, Damaged> {
+        let raw = self.take(
+            n.checked_mul(4)
+                .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
+        )?;
+        Ok(raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect())
     }
 

@@ -299,6 +299,62 @@ impl Overlay {
             .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
     }
 
+    /// One graph's derived facts as one run: SPO-sorted, with its POS and OSP permutations (for a saved state,
+    /// which then opens without sorting).
+    pub fn graph_orders(&self, graph: TermId) -> (Vec<Triple>, Vec<u32>, Vec<u32>) {
+        let mut spo: Vec<Triple> = self.runs_of(graph).flatten().copied().collect();
+        if spo.len() > 1 << 14 {
+            spo.par_sort_unstable();
+        } else {
+            spo.sort_unstable();
+        }
+        let pos = permutation(&spo, Perm::Pos);
+        let osp = permutation(&spo, Perm::Osp);
+        (spo, pos, osp)
+    }
+
+    /// Adds a graph's facts as [`Overlay::graph_orders`] gave them; `false` (nothing added) unless `spo` is
+    /// strictly sorted and `pos` and `osp` are the permutations that sort it in their orders.
+    pub fn add_orders(
+        &mut self,
+        graph: TermId,
+        spo: Vec<Triple>,
+        pos: Vec<u32>,
+        osp: Vec<u32>,
+    ) -> bool {
+        let sorts = |perm: &[u32], order: Perm| {
+            perm.len() == spo.len()
+                && perm.iter().all(|&i| (i as usize) < spo.len())
+                && perm
+                    .windows(2)
+                    .all(|w| order.to_key(spo[w[0] as usize]) < order.to_key(spo[w[1] as usize]))
+        };
+        if !spo.windows(2).all(|w| w[0] < w[1])
+            || !sorts(&pos, Perm::Pos)
+            || !sorts(&osp, Perm::Osp)
+        {
+            return false;
+        }
+        if spo.is_empty() {
+            return true;
+        }
+        let run = Run {
+            preds: predicates(&spo),
+            spo,
+            pos: std::sync::OnceLock::from(pos),
+            osp: std::sync::OnceLock::from(osp),
+        };
+        let i = match self.graphs.binary_search_by_key(&graph, |(g, _)| *g) {
+            Ok(i) => i,
+            Err(i) => {
+                self.graphs.insert(i, (graph, DerivedGraph::default()));
+                i
+            }
+        };
+        self.graphs[i].1.runs.push(run);
+        true
+    }
+
     /// Whether a fact was derived.
     pub fn contains(&self, graph: TermId, triple: Triple) -> bool {
         self.graph(graph)
