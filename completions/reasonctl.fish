@@ -48,6 +48,9 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l form
 nquads\t'N-Quads: one quad a line'
 turtle\t'Turtle: one graph'
 ntriples\t'N-Triples: one triple a line, one graph'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l add -d 'With --state and no DATA: add the facts of FILE to the state\'s data and maintain the derived facts incrementally, without reading the full data again (repeatable; any data syntax)' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l remove -d 'With --state and no DATA: remove the facts of FILE from the state\'s data (facts it does not hold are ignored) and maintain the derived facts incrementally (repeatable; applied before --add)' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l diff -d 'With --state: write the change to the output since the state (derived facts; asserted ones too with --include-asserted) to FILE as RDF Patch: `D` rows removed, then `A` rows added' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'

@@ -4,6 +4,7 @@
 mod state;
 
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use miette::{Diagnostic, Report};
@@ -215,6 +216,26 @@ pub struct MaterializeSettings {
     pub format: RdfOutputFormat,
     /// Whether the asserted facts are written too.
     pub include_asserted: bool,
+    /// `--add` / `--remove`: a change set applied to the state.
+    pub change: ChangeSet,
+    /// `--diff`: where the change to the output since the state goes, as RDF Patch.
+    pub diff: Option<PathBuf>,
+}
+
+/// Files of facts to add to and remove from a state's data.
+#[derive(Clone, Debug, Default)]
+pub struct ChangeSet {
+    /// `--add`, in order.
+    pub add: Vec<PathBuf>,
+    /// `--remove`, in order.
+    pub remove: Vec<PathBuf>,
+}
+
+impl ChangeSet {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty()
+    }
 }
 
 /// How a successful run ended; each maps to an exit code.
@@ -495,6 +516,7 @@ fn reason(
     store: &mut Store,
     settings: &ReasoningSettings,
     run: Run,
+    stats: bool,
     progress: &Progress,
 ) -> Result<Reasoned, Failure> {
     control::enter(Phase::Rules);
@@ -539,7 +561,31 @@ fn reason(
         return Err(rule_failure(findings));
     }
     control::enter(Phase::Reason);
-    let options = datalog::Options {
+    let options = run_options(settings, run, store);
+    let outcome = if settings.owl2rl {
+        datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
+            for w in &done.unread_lists {
+                warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
+            }
+            (done.program, done.overlay, done.report)
+        })
+    } else {
+        datalog::materialize(&program, store, &options, progress)
+            .map(|(overlay, report)| (program, overlay, report))
+    };
+    let (program, overlay, report) = outcome.map_err(|e| run_failure(settings, e))?;
+    ran(settings, &report, stats)?;
+    Ok(Reasoned {
+        program,
+        overlay,
+        report: Some(report),
+        texts,
+    })
+}
+
+/// How the rules run for a command: its settings, what is left of its deadline, the output's reserve.
+fn run_options(settings: &ReasoningSettings, run: Run, store: &Store) -> datalog::Options {
+    datalog::Options {
         schedule: settings.schedule,
         budget: Budget {
             timeout: remaining(run.deadline),
@@ -555,58 +601,38 @@ fn reason(
         },
         closure: settings.closure,
         ..datalog::Options::new(settings.now.unwrap_or_else(DateTime::now))
-    };
-    let outcome = if settings.owl2rl {
-        datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
-            for w in &done.unread_lists {
-                warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
+    }
+}
+
+/// The failure of a run that could not finish: a budget that stopped rules that negate or aggregate (exit 3,
+/// with its statistics written), an OWL 2 RL check out of time (exit 3), anything else (exit 1).
+fn run_failure(settings: &ReasoningSettings, e: RunError) -> Failure {
+    let exit_code = match &e {
+        RunError::ResourceLimit { report, .. } => {
+            if let Err(failure) = write_stats(settings, report, None) {
+                return failure;
             }
-            (done.program, done.overlay, done.report)
-        })
-    } else {
-        datalog::materialize(&program, store, &options, progress)
-            .map(|(overlay, report)| (program, overlay, report))
-    };
-    let (program, overlay, report) = match outcome {
-        Ok(done) => done,
-        Err(RunError::ResourceLimit {
-            reason,
-            rules,
-            report,
-        }) => {
-            write_stats(settings, &report)?;
-            return Err(Failure {
-                report: Report::new(RunError::ResourceLimit {
-                    reason,
-                    rules,
-                    report,
-                }),
-                exit_code: 3,
-                broken_pipe: false,
-            });
+            3
         }
-        Err(e) => {
-            let exit_code = match e {
-                RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::CheckTimeout { .. }) => 3,
-                _ => 1,
-            };
-            return Err(Failure {
-                report: Report::new(e),
-                exit_code,
-                broken_pipe: false,
-            });
-        }
+        RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::CheckTimeout { .. }) => 3,
+        _ => 1,
     };
+    Failure {
+        report: Report::new(e),
+        exit_code,
+        broken_pipe: false,
+    }
+}
+
+/// After a run: its warnings on stderr, its statistics written when `stats`.
+fn ran(settings: &ReasoningSettings, report: &RunReport, stats: bool) -> Result<(), Failure> {
     for w in &report.warnings {
         warn(format_args!("{:?}", Report::new(RuleWarning(w.clone()))));
     }
-    write_stats(settings, &report)?;
-    Ok(Reasoned {
-        program,
-        overlay,
-        report: Some(report),
-        texts,
-    })
+    if stats {
+        write_stats(settings, report, None)?;
+    }
+    Ok(())
 }
 
 /// The failure for rule problems: exit 1, or 2 when a rules file could not be read; one problem on its own,
@@ -755,11 +781,20 @@ fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure>
 }
 
 /// Writes `--stats FILE`, if asked.
-fn write_stats(settings: &ReasoningSettings, report: &RunReport) -> Result<(), Failure> {
+/// Writes `--stats`: the run's report, with `extra` fields (a state's maintenance) after its own.
+fn write_stats(
+    settings: &ReasoningSettings,
+    report: &RunReport,
+    extra: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<(), Failure> {
     let Some(path) = &settings.stats else {
         return Ok(());
     };
-    let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+    let mut json = report.to_json();
+    if let (Some(object), Some(extra)) = (json.as_object_mut(), extra) {
+        object.extend(extra);
+    }
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default();
     files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
         Failure::from(output::OutputError::Write {
             path: path.clone(),
@@ -940,7 +975,8 @@ fn keep_state(
     let (state::Source::Ran, Some(dir)) = (source, &reasoning.state) else {
         return Ok(());
     };
-    if !state::save(dir, sources, load, reasoning, store, reasoned, progress)? {
+    let record = state::Record::files(sources)?;
+    if !state::save(dir, record, load, reasoning, store, reasoned, progress)? {
         warn(format_args!(
             "{:?}",
             Report::new(StateNotWritten {
@@ -962,8 +998,10 @@ fn materialize(
         include_asserted: settings.include_asserted,
     };
     let reasoning = &settings.reasoning;
-    // materialize --state replaces a state whose inputs differ, always.
-    let (store, reasoned, source, _) = state::obtain(
+    if reasoning.state.is_some() {
+        return materialize_state(settings, run, progress);
+    }
+    let (store, reasoned, _, _) = state::obtain(
         &settings.sources,
         &settings.load,
         reasoning,
@@ -971,40 +1009,152 @@ fn materialize(
         true,
         progress,
     )?;
-    let overlay = &reasoned.overlay;
-    let run_report = &reasoned.report;
     control::enter(Phase::Output);
-    let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
-    // The runs as they are: the sort below puts them in output order.
-    for g in overlay.graph_ids() {
-        for run in overlay.runs_of(g) {
-            quads.extend(run.iter().map(|&[s, p, o]| [g, s, p, o]));
-        }
-    }
-    if settings.include_asserted {
-        quads.reserve(store.quads.len());
-        for (g, index) in store.quads.graphs() {
-            quads.extend(index.triples().iter().map(|&[s, p, o]| [g, s, p, o]));
-        }
-    }
-    rdf::sort_quads(&store.dict, &mut quads);
+    let mut quads = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
+    write_facts(settings, &store, &mut quads)?;
+    Ok(if report_cap(reasoned.report.as_ref()) {
+        Outcome::Capped
+    } else {
+        Outcome::Done
+    })
+}
+
+/// Writes the output's facts (sorted into output order first).
+fn write_facts(
+    settings: &MaterializeSettings,
+    store: &Store,
+    quads: &mut Vec<Quad>,
+) -> Result<(), Failure> {
+    rdf::sort_quads(&store.dict, quads);
     output::write_dataset(
         &store.dict,
         &store.prefixes,
-        &quads,
+        quads,
         settings.format,
         &settings.target,
     )?;
-    let capped = report_cap(run_report.as_ref());
-    keep_state(
+    Ok(())
+}
+
+/// The quads of `before` not in `after` and of `after` not in `before` (both sorted by id).
+fn changes(before: &[Quad], after: &[Quad]) -> (Vec<Quad>, Vec<Quad>) {
+    let (mut removed, mut added) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < before.len() || j < after.len() {
+        match (before.get(i), after.get(j)) {
+            (Some(a), Some(b)) if a == b => {
+                i += 1;
+                j += 1;
+            }
+            (Some(a), Some(b)) if a < b => {
+                removed.push(*a);
+                i += 1;
+            }
+            (Some(a), None) => {
+                removed.push(*a);
+                i += 1;
+            }
+            (_, Some(b)) => {
+                added.push(*b);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    (removed, added)
+}
+
+/// `materialize --state`: the facts brought up to date from the state (maintained when only the data changed),
+/// written; the change written as RDF Patch (`--diff`); the state saved; the statistics with the mode and the
+/// time of each phase.
+fn materialize_state(
+    settings: &MaterializeSettings,
+    run: Run,
+    progress: &Progress,
+) -> Result<Outcome, Failure> {
+    let state::Updated {
+        store,
+        reasoned,
         source,
+        mode,
+        before,
+        asserted,
+        record,
+        load,
+        reasoning,
+        mut times,
+    } = state::update(
         &settings.sources,
         &settings.load,
-        reasoning,
-        &store,
-        &reasoned,
+        &settings.reasoning,
+        &settings.change,
+        run,
+        settings.include_asserted,
         progress,
     )?;
+    let mut clock = Instant::now();
+    control::enter(Phase::Output);
+    let mut after = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
+    let (mut removed, mut added) = if mode == state::Mode::Unchanged {
+        (Vec::new(), Vec::new())
+    } else {
+        changes(&before, &after)
+    };
+    drop(before);
+    write_facts(settings, &store, &mut after)?;
+    drop(after);
+    if let Some(path) = &settings.diff {
+        rdf::sort_quads(&store.dict, &mut removed);
+        rdf::sort_quads(&store.dict, &mut added);
+        files::write_atomically(path, |w| {
+            rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ())
+        })
+        .map_err(|e| {
+            Failure::from(output::OutputError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })
+        })?;
+    }
+    times.push(("output", clock.elapsed()));
+    clock = Instant::now();
+    let capped = report_cap(reasoned.report.as_ref());
+    if source == state::Source::Ran {
+        let dir = reasoning.state.as_deref().expect("--state");
+        if !state::save(dir, record, &load, &reasoning, &store, &reasoned, progress)? {
+            warn(format_args!(
+                "{:?}",
+                Report::new(StateNotWritten {
+                    dir: dir.display().to_string()
+                })
+            ));
+        }
+        times.push(("save", clock.elapsed()));
+    }
+    let mut extra = serde_json::Map::new();
+    extra.insert("mode".into(), mode.name().into());
+    if let state::Mode::Full(why) = &mode {
+        extra.insert("mode_reason".into(), why.as_str().into());
+    }
+    extra.insert("asserted_removed".into(), asserted.0.into());
+    extra.insert("asserted_added".into(), asserted.1.into());
+    extra.insert("output_removed".into(), removed.len().into());
+    extra.insert("output_added".into(), added.len().into());
+    if let state::Mode::Incremental(m) = &mode {
+        extra.insert("overdeleted".into(), m.overdeleted.into());
+        extra.insert("rederived".into(), m.rederived.into());
+    }
+    extra.insert(
+        "phases".into(),
+        serde_json::Value::Object(
+            times
+                .iter()
+                .map(|(name, t)| ((*name).to_owned(), t.as_secs_f64().into()))
+                .collect(),
+        ),
+    );
+    let report = reasoned.report.clone().unwrap_or_default();
+    write_stats(&settings.reasoning, &report, Some(extra))?;
     Ok(if capped {
         Outcome::Capped
     } else {

@@ -99,6 +99,21 @@ pub struct MaterializeArgs {
     #[arg(long)]
     pub include_asserted: bool,
 
+    /// With --state and no DATA: add the facts of FILE to the state's data and maintain the derived facts
+    /// incrementally, without reading the full data again (repeatable; any data syntax).
+    #[arg(long, value_name = "FILE", requires = "state")]
+    pub add: Vec<PathBuf>,
+
+    /// With --state and no DATA: remove the facts of FILE from the state's data (facts it does not hold are
+    /// ignored) and maintain the derived facts incrementally (repeatable; applied before --add).
+    #[arg(long, value_name = "FILE", requires = "state")]
+    pub remove: Vec<PathBuf>,
+
+    /// With --state: write the change to the output since the state (derived facts; asserted ones too with
+    /// --include-asserted) to FILE as RDF Patch: `D` rows removed, then `A` rows added.
+    #[arg(long, value_name = "FILE", requires = "state")]
+    pub diff: Option<PathBuf>,
+
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 

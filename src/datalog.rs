@@ -9,6 +9,7 @@ pub mod explain;
 pub mod fixpoint;
 pub mod footprint;
 pub mod graphs;
+pub mod maintain;
 pub mod owl2rl;
 
 use std::time::Duration;

@@ -104,6 +104,29 @@ pub enum StateError {
         /// What differs.
         differs: String,
     },
+    /// `--add` / `--remove` on a state whose rules or options are not those given.
+    #[error("--add / --remove cannot change the state {dir}: {differs}")]
+    #[diagnostic(
+        code(reasonctl::state::change_mismatch),
+        help(
+            "a change set is applied under the state's own rules and options: leave out --rules and the options that differ, or run materialize with the full DATA to derive the state again from scratch"
+        )
+    )]
+    ChangeMismatch {
+        /// The folder.
+        dir: String,
+        /// What differs.
+        differs: String,
+    },
+}
+
+/// A change set applied to a state since it was made from its inputs: `--add FILE` or `--remove FILE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// Added (`--add`) or removed (`--remove`).
+    pub added: bool,
+    /// The file.
+    pub input: Input,
 }
 
 /// One input file as the state saw it.
@@ -232,6 +255,8 @@ pub struct Manifest {
     pub reasonctl: String,
     /// The data files, in order.
     pub inputs: Vec<Input>,
+    /// The change sets applied since, in order.
+    pub changes: Vec<Change>,
     /// The rule ids of the user's program, in order.
     pub rules: Vec<String>,
     /// A hash of the user's rules (ids, languages, texts).
@@ -255,6 +280,10 @@ impl Manifest {
             "inputs": self.inputs.iter().map(|i| json!({
                 "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
             })).collect::<Vec<_>>(),
+            "changes": self.changes.iter().map(|c| json!({
+                "kind": if c.added { "add" } else { "remove" },
+                "path": c.input.path, "bytes": c.input.bytes, "sha256": c.input.sha256,
+            })).collect::<Vec<_>>(),
             "rules": self.rules,
             "program_sha256": self.program_sha256,
             "options": self.options.to_json(),
@@ -264,24 +293,44 @@ impl Manifest {
     }
 
     fn from_json(v: &Value) -> Option<(Self, u64, u32)> {
+        let input = |i: &Value| {
+            Some(Input {
+                path: i.get("path")?.as_str()?.to_owned(),
+                bytes: i.get("bytes")?.as_u64()?,
+                sha256: i.get("sha256")?.as_str()?.to_owned(),
+            })
+        };
         let inputs = v
             .get("inputs")?
             .as_array()?
             .iter()
-            .map(|i| {
-                Some(Input {
-                    path: i.get("path")?.as_str()?.to_owned(),
-                    bytes: i.get("bytes")?.as_u64()?,
-                    sha256: i.get("sha256")?.as_str()?.to_owned(),
-                })
-            })
+            .map(input)
             .collect::<Option<Vec<_>>>()?;
+        // A manifest without changes (written before they existed) has none.
+        let changes = match v.get("changes") {
+            None => Vec::new(),
+            Some(c) => c
+                .as_array()?
+                .iter()
+                .map(|c| {
+                    Some(Change {
+                        added: match c.get("kind")?.as_str()? {
+                            "add" => true,
+                            "remove" => false,
+                            _ => return None,
+                        },
+                        input: input(c)?,
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?,
+        };
         let counts = v.get("counts")?;
         let snapshot = v.get("snapshot")?;
         Some((
             Self {
                 reasonctl: v.get("reasonctl")?.as_str()?.to_owned(),
                 inputs,
+                changes,
                 rules: v
                     .get("rules")?
                     .as_array()?
@@ -525,6 +574,14 @@ mod tests {
                 path: "d.nt".to_owned(),
                 bytes: 3,
                 sha256: "ab".to_owned(),
+            }],
+            changes: vec![Change {
+                added: false,
+                input: Input {
+                    path: "minus.nt".to_owned(),
+                    bytes: 5,
+                    sha256: "cd".to_owned(),
+                },
             }],
             rules: vec!["r".to_owned()],
             program_sha256: program_hash(&[]),

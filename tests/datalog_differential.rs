@@ -4,14 +4,17 @@
 //! output bytes. On random *stratified* programs (layers that negate and aggregate the layers below them), the
 //! staged run equals a reference that evaluates one layer at a time, naively, over the data plus the facts the
 //! lower layers derived, loaded as asserted facts: the reference does not use the engine's stratification.
+//! Maintenance (DRed) after random additions and removals (of facts the rules also derive, too) gives the bytes a
+//! run from scratch over the new data gives, for both kinds of program.
 
 use proptest::prelude::*;
+use reasonctl::datalog::maintain::{self, Mode};
 use reasonctl::datalog::{self, Budget, NoProgress, Options, Program, Schedule};
 use reasonctl::exec::datetime::DateTime;
 use reasonctl::output::rdf::{RdfOutputFormat, sort_quads, write_quads};
 use reasonctl::rules::{Origin, sparql};
-use reasonctl::store::Quad;
 use reasonctl::store::load::{DataFormat, Loader, NoProgress as NoLoadProgress};
+use reasonctl::store::{Dictionary, Overlay, Quad, Store};
 
 const EX: &str = "http://example.org/";
 
@@ -77,17 +80,9 @@ fn run(data: &str, rules: &[String], schedule: Schedule, threads: usize) -> Stri
     run_with(data, rules, schedule, threads, true, None, None).0
 }
 
-/// A run: the derived facts as sorted N-Quads, whether it was capped, whether a closure ran compiled.
-fn run_with(
-    data: &str,
-    rules: &[String],
-    schedule: Schedule,
-    threads: usize,
-    closure: bool,
-    max_facts: Option<usize>,
-    path_limit: Option<usize>,
-) -> (String, bool, bool) {
-    let mut loader = Loader::new();
+/// The data loaded, into `dict` (a prior run's, so that ids carry over) or a new dictionary.
+fn load(data: &str, dict: Option<Dictionary>) -> Store {
+    let mut loader = dict.map_or_else(Loader::new, Loader::with_dictionary);
     loader
         .load_reader(
             "data",
@@ -97,7 +92,10 @@ fn run_with(
             &NoLoadProgress,
         )
         .expect("data");
-    let mut store = loader.finish();
+    loader.finish()
+}
+
+fn compile(rules: &[String], store: &mut Store) -> Program {
     let compiled = rules
         .iter()
         .enumerate()
@@ -115,28 +113,26 @@ fn run_with(
             .unwrap_or_else(|e| panic!("{text}: {e:?}"))
         })
         .collect();
-    let program = Program::new(compiled);
-    let options = Options {
+    Program::new(compiled)
+}
+
+fn options(schedule: Schedule, threads: usize, closure: bool) -> Options {
+    Options {
         schedule,
         budget: Budget {
             max_iterations: Some(10_000),
-            max_facts,
             ..Budget::default()
         },
         now: DateTime::from_unix(0, 0),
         parallel: threads > 1,
         closure,
-        path_limit: path_limit.unwrap_or(reasonctl::exec::DEFAULT_PATH_LIMIT),
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("pool");
-    let (overlay, report) =
-        pool.install(|| datalog::run(&program, &mut store, &options, &NoProgress));
-    if max_facts.is_none() {
-        assert!(report.capped.is_none(), "capped: {report:?}");
+        path_limit: reasonctl::exec::DEFAULT_PATH_LIMIT,
+        start: None,
     }
+}
+
+/// The derived facts as sorted N-Quads.
+fn nquads(store: &Store, overlay: &Overlay) -> String {
     let mut quads: Vec<Quad> = Vec::new();
     for g in overlay.graph_ids() {
         quads.extend(
@@ -146,7 +142,7 @@ fn run_with(
         );
     }
     sort_quads(&store.dict, &mut quads);
-    let text = String::from_utf8(
+    String::from_utf8(
         write_quads(
             &store.dict,
             &[],
@@ -156,12 +152,102 @@ fn run_with(
         )
         .expect("write"),
     )
-    .expect("utf-8");
+    .expect("utf-8")
+}
+
+/// A run: the derived facts as sorted N-Quads, whether it was capped, whether a closure ran compiled.
+fn run_with(
+    data: &str,
+    rules: &[String],
+    schedule: Schedule,
+    threads: usize,
+    closure: bool,
+    max_facts: Option<usize>,
+    path_limit: Option<usize>,
+) -> (String, bool, bool) {
+    let mut store = load(data, None);
+    let program = compile(rules, &mut store);
+    let mut options = options(schedule, threads, closure);
+    options.budget.max_facts = max_facts;
+    options.path_limit = path_limit.unwrap_or(options.path_limit);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool");
+    let (overlay, report) =
+        pool.install(|| datalog::run(&program, &mut store, &options, &NoProgress));
+    if max_facts.is_none() {
+        assert!(report.capped.is_none(), "capped: {report:?}");
+    }
     let compiled = report
         .rules
         .iter()
         .any(|r| r.closure == Some("compiled to a path"));
-    (text, report.capped.is_some(), compiled)
+    (nquads(&store, &overlay), report.capped.is_some(), compiled)
+}
+
+/// Maintenance: the rules run over `old`, then [`maintain::update`] brings their facts up to date for `new`
+/// (loaded into the old run's dictionary); the facts as sorted N-Quads and how they were brought up to date.
+fn maintained(old: &str, new: &str, rules: &[String], threads: usize) -> (String, Mode) {
+    let mut store = load(old, None);
+    let program = compile(rules, &mut store);
+    let options = options(Schedule::Staged, threads, true);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool");
+    pool.install(|| {
+        let (before, report) =
+            datalog::materialize(&program, &mut store, &options, &NoProgress).expect("run");
+        assert!(report.capped.is_none(), "capped: {report:?}");
+        let old_asserted = store.quads;
+        let mut store = load(new, Some(store.dict));
+        let (after, report, mode) = maintain::update(
+            &program,
+            &mut store,
+            old_asserted,
+            before,
+            &options,
+            &NoProgress,
+        )
+        .expect("maintenance");
+        assert!(report.capped.is_none(), "capped: {report:?}");
+        (nquads(&store, &after), mode)
+    })
+}
+
+/// Old data, and new data that keeps some of its facts and adds others (some named-graph facts, some literals,
+/// some facts the rules also derive).
+fn arb_change() -> impl Strategy<Value = (String, String)> {
+    let edges = || proptest::collection::vec((0u8..6, 0u8..4, 0u8..6, 0u8..8), 0..16);
+    (
+        edges(),
+        proptest::collection::vec(any::<bool>(), 16),
+        edges(),
+    )
+        .prop_map(|(old, keep, added)| {
+            let line = |&(s, p, o, kind): &(u8, u8, u8, u8)| {
+                let object = if kind == 0 && o < 2 {
+                    format!("\"{o}\"^^<http://www.w3.org/2001/XMLSchema#integer>")
+                } else {
+                    format!("<{EX}n{o}>")
+                };
+                let triple = format!("<{EX}n{s}> <{EX}p{p}> {object} .");
+                if kind == 7 {
+                    format!("<{EX}g> {{ {triple} }}\n")
+                } else {
+                    format!("{triple}\n")
+                }
+            };
+            let before: String = old.iter().map(line).collect();
+            let after: String = (old.iter().zip(&keep))
+                .filter(|(_, k)| **k)
+                .map(|(e, _)| e)
+                .chain(&added)
+                .map(line)
+                .collect();
+            (before, after)
+        })
 }
 
 /// A rule of layer `k` (0..3): it writes `p{3+k}`, reads positively the data predicates p0..p2 and the layers up to
@@ -364,6 +450,27 @@ proptest! {
         let staged = run(&data, &rules, Schedule::Staged, 1);
         let naive = run(&data, &rules, Schedule::WholeProgram, 1);
         prop_assert_eq!(staged, naive, "rules: {:#?}", rules);
+    }
+
+    #[test]
+    fn maintaining_a_positive_program_gives_the_facts_a_run_from_scratch_gives(
+        (old, new) in arb_change(),
+        rules in proptest::collection::vec(arb_rule(), 1..6),
+        threads in prop_oneof![Just(1usize), Just(3)],
+    ) {
+        let (kept, mode) = maintained(&old, &new, &rules, threads);
+        prop_assert!(matches!(mode, Mode::Incremental(_)), "{:?}", mode);
+        prop_assert_eq!(kept, run(&new, &rules, Schedule::Staged, 1), "rules: {:#?}", rules);
+    }
+
+    #[test]
+    fn maintaining_a_stratified_program_gives_the_facts_a_run_from_scratch_gives(
+        (old, new) in arb_change(),
+        layers in arb_layers(),
+    ) {
+        let rules: Vec<String> = layers.iter().flatten().cloned().collect();
+        let (kept, _) = maintained(&old, &new, &rules, 1);
+        prop_assert_eq!(kept, run(&new, &rules, Schedule::Staged, 1), "rules: {:#?}", rules);
     }
 
     #[test]

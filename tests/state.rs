@@ -403,7 +403,11 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
             i + 1
         ));
     }
-    fs::write(dir.path().join("big.nt"), &data).unwrap();
+    // Each version of the data differs from the one before by a fact: every run maintains and saves the state.
+    let version = |k: usize| {
+        format!("{data}<http://example.org/x{k}> <http://example.org/p> <http://example.org/y> .\n")
+    };
+    fs::write(dir.path().join("big.nt"), version(0)).unwrap();
     fs::write(
         dir.path().join("copy.rq"),
         "CONSTRUCT { ?y <http://example.org/back> ?x } WHERE { ?x <http://example.org/p> ?y }\n",
@@ -419,9 +423,12 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
         "-o",
         "out.nq",
     ];
-    let started = Instant::now();
     let first = run(dir.path(), &args);
     assert!(first.status.success(), "{}", stderr(&first));
+    fs::write(dir.path().join("big.nt"), version(1)).unwrap();
+    let started = Instant::now();
+    let second = run(dir.path(), &args);
+    assert!(second.status.success(), "{}", stderr(&second));
     let took = started.elapsed();
     let q = [
         "query",
@@ -433,7 +440,8 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
         "tsv",
     ];
     let before = stdout(&run(dir.path(), &q));
-    for tenth in [2, 4, 6, 8, 9, 10] {
+    for (k, tenth) in [2, 4, 6, 8, 9, 10].into_iter().enumerate() {
+        fs::write(dir.path().join("big.nt"), version(k + 2)).unwrap();
         let mut child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
             .args(args)
             .current_dir(dir.path())
@@ -454,6 +462,7 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
         assert_eq!(stdout(&now), before, "killed at {tenth}/10");
     }
     // The next save clears what the killed runs left beside the state.
+    fs::write(dir.path().join("big.nt"), version(99)).unwrap();
     assert!(run(dir.path(), &args).status.success());
     let beside: Vec<String> = fs::read_dir(dir.path())
         .unwrap()
@@ -462,4 +471,321 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
         .filter(|n| n.starts_with(".st.reasonctl-"))
         .collect();
     assert_eq!(beside, Vec::<String>::new());
+}
+
+/// The quads of an N-Quads text, sorted.
+fn lines(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = text.lines().map(str::to_owned).collect();
+    out.sort();
+    out
+}
+
+/// An RDF Patch applied to the lines of an N-Quads output: `D` rows removed (each must be there), `A` rows added
+/// (none may be there yet), inside one `TX` / `TC` transaction.
+fn patched(old: &str, patch: &str) -> Vec<String> {
+    let mut set: std::collections::BTreeSet<String> = old.lines().map(str::to_owned).collect();
+    let rows: Vec<&str> = patch.lines().collect();
+    assert_eq!(rows.first(), Some(&"TX ."), "{patch}");
+    assert_eq!(rows.last(), Some(&"TC ."), "{patch}");
+    for row in &rows[1..rows.len() - 1] {
+        match row.split_at(2) {
+            ("D ", quad) => assert!(set.remove(quad), "D of an absent quad: {row}"),
+            ("A ", quad) => assert!(set.insert(quad.to_owned()), "A of a present quad: {row}"),
+            _ => panic!("not a patch row: {row}"),
+        }
+    }
+    set.into_iter().collect()
+}
+
+fn json(dir: &Path, file: &str) -> serde_json::Value {
+    serde_json::from_slice(&fs::read(dir.join(file)).unwrap()).unwrap()
+}
+
+const CHANGED: &str = "@prefix ex: <http://example.org/> .\n\
+ex:a ex:p ex:b . ex:c ex:p ex:d . ex:d ex:p ex:e .\n\
+ex:g { ex:a ex:q ex:z . ex:b ex:q ex:z . }\n";
+
+#[test]
+fn changed_data_is_maintained_to_the_bytes_a_fresh_run_writes_and_the_diff_patches_the_old_output()
+{
+    let dir = folder();
+    let old = stdout(&save(dir.path()));
+    fs::write(dir.path().join("data.trig"), CHANGED).unwrap();
+    let args = [
+        "materialize",
+        "data.trig",
+        "--rules",
+        "rules.rq",
+        "--format",
+        "nquads",
+    ];
+    let fresh = run(dir.path(), &args);
+    let mut with_state = args.to_vec();
+    with_state.extend([
+        "--state",
+        "st",
+        "--diff",
+        "change.rdfp",
+        "--stats",
+        "s.json",
+    ]);
+    let kept = run(dir.path(), &with_state);
+    assert_eq!(kept.status.code(), Some(0), "{}", stderr(&kept));
+    assert_eq!(stdout(&kept), stdout(&fresh));
+    let stats = json(dir.path(), "s.json");
+    assert_eq!(stats["mode"], "incremental", "{stats}");
+    // ex:b ex:p ex:c went, ex:d ex:p ex:e and a ex:q fact in ex:g came.
+    assert_eq!(stats["asserted_removed"], 1, "{stats}");
+    assert_eq!(stats["asserted_added"], 2, "{stats}");
+    assert!(stats["phases"]["reason"].is_number(), "{stats}");
+    let patch = fs::read_to_string(dir.path().join("change.rdfp")).unwrap();
+    assert_eq!(patched(&old, &patch), lines(&stdout(&fresh)), "{patch}");
+    // The state is the new one: the same data again changes nothing, and says so.
+    let again = run(dir.path(), &with_state);
+    assert_eq!(stdout(&again), stdout(&fresh));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("change.rdfp")).unwrap(),
+        "TX .\nTC .\n"
+    );
+    assert_eq!(json(dir.path(), "s.json")["mode"], "unchanged");
+}
+
+#[test]
+fn change_sets_apply_to_a_state_without_its_data_and_are_recorded() {
+    let dir = folder();
+    let old = stdout(&save(dir.path()));
+    fs::write(
+        dir.path().join("minus.nt"),
+        "<http://example.org/b> <http://example.org/p> <http://example.org/c> .\n\
+         <http://example.org/nothing> <http://example.org/p> <http://example.org/here> .\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("plus.trig"),
+        "@prefix ex: <http://example.org/> .\nex:d ex:p ex:e .\nex:g { ex:b ex:q ex:z . }\n",
+    )
+    .unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--remove",
+            "minus.nt",
+            "--add",
+            "plus.trig",
+            "--format",
+            "nquads",
+            "--diff",
+            "change.rdfp",
+            "--stats",
+            "s.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    fs::write(dir.path().join("data.trig"), CHANGED).unwrap();
+    let fresh = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(stdout(&out), stdout(&fresh));
+    let stats = json(dir.path(), "s.json");
+    assert_eq!(stats["mode"], "incremental", "{stats}");
+    assert_eq!(stats["asserted_removed"], 1, "{stats}");
+    let patch = fs::read_to_string(dir.path().join("change.rdfp")).unwrap();
+    assert_eq!(patched(&old, &patch), lines(&stdout(&fresh)), "{patch}");
+    // The manifest records the change sets; the original data no longer describes the state.
+    let manifest = json(dir.path(), "st/manifest.json");
+    let kinds: Vec<&str> = manifest["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["remove", "add"]);
+    fs::write(dir.path().join("data.trig"), DATA).unwrap();
+    let q = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--query",
+            "ASK { ?s ?p ?o }",
+        ],
+    );
+    assert_eq!(q.status.code(), Some(2), "{}", stderr(&q));
+    assert!(
+        stderr(&q).contains("change set(s) were applied"),
+        "{}",
+        stderr(&q)
+    );
+}
+
+#[test]
+fn other_rules_or_options_derive_again_from_scratch_and_a_change_set_under_them_is_refused() {
+    let dir = folder();
+    save(dir.path());
+    fs::write(
+        dir.path().join("other.rq"),
+        "CONSTRUCT { ?y <http://example.org/back> ?x } WHERE { ?x <http://example.org/p> ?y }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("plus.nt"),
+        "<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n",
+    )
+    .unwrap();
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    let refused = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--rules",
+            "other.rq",
+            "--add",
+            "plus.nt",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("reasonctl::state::change_mismatch"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/manifest.json")).unwrap(),
+        manifest
+    );
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "other.rq",
+            "--state",
+            "st",
+            "--stats",
+            "s.json",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = json(dir.path(), "s.json");
+    assert_eq!(stats["mode"], "full", "{stats}");
+    assert_eq!(
+        stats["mode_reason"], "the rules differ from the state's",
+        "{stats}"
+    );
+    assert_eq!(stdout(&out).lines().count(), 3);
+    // A rule that negates what the change reaches: derived again, and the reason given.
+    fs::write(
+        dir.path().join("neg.rq"),
+        "CONSTRUCT { ?x <http://example.org/end> true } WHERE { ?y <http://example.org/p> ?x FILTER NOT EXISTS { ?x <http://example.org/p> ?z } }\n",
+    )
+    .unwrap();
+    let args = [
+        "materialize",
+        "--state",
+        "st",
+        "--rules",
+        "neg.rq",
+        "data.trig",
+        "--stats",
+        "s.json",
+    ];
+    assert!(run(dir.path(), &args).status.success());
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--add",
+            "plus.nt",
+            "--stats",
+            "s.json",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = json(dir.path(), "s.json");
+    assert_eq!(stats["mode"], "full", "{stats}");
+    assert!(
+        stats["mode_reason"].as_str().unwrap().contains("negates"),
+        "{stats}"
+    );
+    assert_eq!(
+        stdout(&out),
+        "<http://example.org/e> <http://example.org/end> \"true\"^^<http://www.w3.org/2001/XMLSchema#boolean> .\n"
+    );
+}
+
+#[test]
+fn a_change_set_with_data_or_a_diff_over_another_output_is_refused() {
+    let dir = folder();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--state",
+            "st",
+            "--add",
+            "data.trig",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::change_with_data"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--state",
+            "st",
+            "-o",
+            "x.nq",
+            "--diff",
+            "x.nq",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::diff_clash"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("st").exists());
+    // A change set needs a state to change.
+    let out = run(
+        dir.path(),
+        &["materialize", "--state", "st", "--add", "data.trig"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::missing"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -2,17 +2,22 @@
 //! rules, check the inputs given against it, or run them and replace it.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use super::{Failure, Reasoned, ReasoningSettings, Run, load_data, reason};
+use super::{
+    ChangeSet, Failure, Reasoned, ReasoningSettings, Run, load_data, ran, reason, run_failure,
+    run_options,
+};
 use crate::control::{self, Phase};
+use crate::datalog::maintain::{self, Maintenance};
 use crate::datalog::{self, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
-use crate::state::{self, Input, Manifest, ResultOptions, StateError};
-use crate::store::load::{DataSource, LoadOptions};
-use crate::store::{Store, well_known};
+use crate::state::{self, Change, Input, Manifest, ResultOptions, StateError};
+use crate::store::load::{self, DataFormat, DataSource, LoadOptions};
+use crate::store::{Overlay, Quad, QuadStore, Store, Triple, well_known};
 
 /// Where a command's facts came from.
 #[derive(Debug, PartialEq, Eq)]
@@ -105,6 +110,12 @@ fn differences(
     given: &ResultOptions,
 ) -> Result<Vec<String>, Failure> {
     let mut out = Vec::new();
+    if !sources.is_empty() && !manifest.changes.is_empty() {
+        out.push(format!(
+            "{} change set(s) were applied to the state (--add / --remove) since it was made from its data files",
+            manifest.changes.len()
+        ));
+    }
     if !sources.is_empty() {
         let now = inputs(sources)?;
         if now.len() != manifest.inputs.len() {
@@ -192,7 +203,7 @@ pub(super) fn obtain(
 ) -> Result<(Store, Reasoned, Source, Option<DateTime>), Failure> {
     let ran = |progress: &Progress| -> Result<_, Failure> {
         let mut store = load_data(sources, load, progress)?;
-        let reasoned = reason(&mut store, reasoning, run, progress)?;
+        let reasoned = reason(&mut store, reasoning, run, true, progress)?;
         Ok((store, reasoned, Source::Ran, reasoning.now))
     };
     let Some(dir) = &reasoning.state else {
@@ -229,10 +240,26 @@ pub(super) fn obtain(
     }))
 }
 
+/// What a state's data is made of: its data files, then the change sets applied since.
+pub(super) struct Record {
+    inputs: Vec<Input>,
+    changes: Vec<Change>,
+}
+
+impl Record {
+    /// The data files given (no change since).
+    pub(super) fn files(sources: &[DataSource]) -> Result<Self, Failure> {
+        Ok(Self {
+            inputs: inputs(sources)?,
+            changes: Vec::new(),
+        })
+    }
+}
+
 /// Writes the state of a run (not of a capped one: it is not a fixpoint, and maintenance would build on it).
 pub(super) fn save(
     dir: &Path,
-    sources: &[DataSource],
+    record: Record,
     load: &LoadOptions,
     reasoning: &ReasoningSettings,
     store: &Store,
@@ -246,7 +273,8 @@ pub(super) fn save(
     progress.message(&format!("saving the state {}", dir.display()));
     let manifest = Manifest {
         reasonctl: env!("CARGO_PKG_VERSION").to_owned(),
-        inputs: inputs(sources)?,
+        inputs: record.inputs,
+        changes: record.changes,
         rules: reasoned.texts.iter().map(|t| t.id.clone()).collect(),
         program_sha256: state::program_hash(&file_rules(&reasoned.texts)),
         options: options(load, reasoning),
@@ -268,4 +296,377 @@ pub(super) fn save(
     state::save(dir, &manifest, store, &reasoned.overlay, &program).map_err(failure)?;
     progress.clear();
     Ok(true)
+}
+
+/// How `materialize --state` brought the facts up to date.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The state already held them.
+    Unchanged,
+    /// Derived from scratch, for this reason.
+    Full(String),
+    /// Maintained.
+    Incremental(Maintenance),
+}
+
+impl Mode {
+    /// The name `--stats` gives it.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            Mode::Unchanged => "unchanged",
+            Mode::Full(_) => "full",
+            Mode::Incremental(_) => "incremental",
+        }
+    }
+}
+
+/// The facts `materialize --state` writes, and how it got them.
+pub(super) struct Updated {
+    pub(super) store: Store,
+    pub(super) reasoned: Reasoned,
+    /// `Ran`: the state is saved after the output.
+    pub(super) source: Source,
+    pub(super) mode: Mode,
+    /// The facts the state held before (derived; asserted too with `include_asserted`), ids of `store`'s
+    /// dictionary, sorted by id: for `--diff` and the statistics. Empty when there was no state.
+    pub(super) before: Vec<Quad>,
+    /// The asserted facts removed and added (by id), when the state's data changed.
+    pub(super) asserted: (usize, usize),
+    /// What the state's manifest records of the data (for the save).
+    pub(super) record: Record,
+    /// The load options and reasoning settings in effect (the state's where the command gives none).
+    pub(super) load: LoadOptions,
+    pub(super) reasoning: ReasoningSettings,
+    /// Time per phase.
+    pub(super) times: Vec<(&'static str, Duration)>,
+}
+
+/// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
+pub(super) fn output_facts(store: &Store, overlay: &Overlay, include_asserted: bool) -> Vec<Quad> {
+    let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
+    for g in overlay.graph_ids() {
+        for run in overlay.runs_of(g) {
+            quads.extend(run.iter().map(|&[s, p, o]| [g, s, p, o]));
+        }
+    }
+    if include_asserted {
+        for (g, index) in store.quads.graphs() {
+            quads.extend(index.triples().iter().map(|&[s, p, o]| [g, s, p, o]));
+        }
+    }
+    quads.sort_unstable();
+    quads.dedup();
+    quads
+}
+
+/// The load options and reasoning settings a state's data is read and run with: those given, and the state's
+/// where none is given; the state's rule files when no `--rules` is given.
+fn effective(
+    load: &LoadOptions,
+    reasoning: &ReasoningSettings,
+    manifest: &Manifest,
+    texts: &[RuleText],
+) -> (LoadOptions, ReasoningSettings) {
+    let state = &manifest.options;
+    let load = LoadOptions {
+        base: load.base.clone().or(state.base.clone()),
+        lenient: load.lenient || state.lenient,
+        format: load.format.or_else(|| {
+            state
+                .data_format
+                .as_deref()
+                .and_then(|f| <DataFormat as clap::ValueEnum>::from_str(f, true).ok())
+        }),
+    };
+    let mut reasoning = reasoning.clone();
+    reasoning.owl2rl |= state.owl2rl;
+    if reasoning.now.is_none() {
+        reasoning.now = state
+            .reasoning_time
+            .as_deref()
+            .and_then(|t| DateTime::parse(t, well_known::XSD_DATE_TIME));
+    }
+    if reasoning.sources.graph.is_none() {
+        reasoning.sources.graph = state.rules_graph.clone();
+    }
+    if reasoning.schedule == Schedule::Staged {
+        reasoning.schedule = match state.schedule.as_str() {
+            "whole-program" => Schedule::WholeProgram,
+            "naive-stages" => Schedule::NaiveStages,
+            _ => Schedule::Staged,
+        };
+    }
+    if reasoning.sources.paths.is_empty() {
+        reasoning.sources.texts = file_rules(texts);
+    }
+    (load, reasoning)
+}
+
+/// The state's asserted facts with a change set applied: the facts of the `--remove` files taken out, then those
+/// of the `--add` files put in (read into the state's dictionary). The new store keeps the state's prefixes.
+fn apply(
+    store: Store,
+    change: &ChangeSet,
+    load: &LoadOptions,
+    progress: &Progress,
+) -> Result<(Store, QuadStore), Failure> {
+    let Store {
+        dict,
+        quads: old,
+        prefixes,
+    } = store;
+    let files = |paths: &[std::path::PathBuf]| -> Vec<DataSource> {
+        paths.iter().cloned().map(DataSource::File).collect()
+    };
+    let removed = load::load_into(dict, &files(&change.remove), load, progress)?;
+    let added = load::load_into(removed.dict, &files(&change.add), load, progress)?;
+    let mut graphs: Vec<crate::store::TermId> = old
+        .graphs()
+        .map(|(g, _)| g)
+        .chain(added.quads.graphs().map(|(g, _)| g))
+        .collect();
+    graphs.sort_unstable();
+    graphs.dedup();
+    let quads = QuadStore::from_graphs(graphs.into_iter().map(|g| {
+        let gone = removed.quads.graph(g);
+        let mut triples: Vec<Triple> = old
+            .graph(g)
+            .map_or(&[][..], |i| i.triples())
+            .iter()
+            .copied()
+            .filter(|t| !gone.is_some_and(|i| i.contains(*t)))
+            .collect();
+        triples.extend(added.quads.graph(g).map_or(&[][..], |i| i.triples()));
+        (g, triples)
+    }));
+    let mut prefixes = prefixes;
+    for p in added.prefixes {
+        if !prefixes.iter().any(|(name, _)| *name == p.0) {
+            prefixes.push(p);
+        }
+    }
+    Ok((
+        Store {
+            dict: added.dict,
+            quads,
+            prefixes,
+        },
+        old,
+    ))
+}
+
+/// `materialize --state`: the facts for the data given (or the state's data with a change set applied), from
+/// the state as it is when nothing changed, maintained from it when only the data changed, derived from scratch
+/// otherwise (no state yet; other rules or options), with the reason.
+pub(super) fn update(
+    sources: &[DataSource],
+    load_options: &LoadOptions,
+    reasoning: &ReasoningSettings,
+    change: &ChangeSet,
+    run: Run,
+    include_asserted: bool,
+    progress: &Progress,
+) -> Result<Updated, Failure> {
+    let dir = reasoning.state.as_deref().expect("materialize --state");
+    let mut times: Vec<(&'static str, Duration)> = Vec::new();
+    let mut clock = Instant::now();
+    let mut lap = |name: &'static str, times: &mut Vec<(&'static str, Duration)>| {
+        times.push((name, clock.elapsed()));
+        clock = Instant::now();
+    };
+    let given = options(load_options, reasoning);
+    let manifest = match state::open_manifest(dir) {
+        Ok(m) => m,
+        // No state yet: the data and rules run.
+        Err(StateError::Missing { .. }) if change.is_empty() => {
+            let mut store = load_data(sources, load_options, progress)?;
+            lap("load", &mut times);
+            let reasoned = reason(&mut store, reasoning, run, false, progress)?;
+            lap("reason", &mut times);
+            return Ok(Updated {
+                store,
+                reasoned,
+                source: Source::Ran,
+                mode: Mode::Full("there was no state yet".to_owned()),
+                before: Vec::new(),
+                asserted: (0, 0),
+                record: Record::files(sources)?,
+                load: load_options.clone(),
+                reasoning: reasoning.clone(),
+                times,
+            });
+        }
+        Err(e) => return Err(failure(e)),
+    };
+    // What differs besides the data: other options, other rule files.
+    let mut differs = conflicts(&manifest.options, &given);
+    if !reasoning.sources.paths.is_empty() {
+        let (texts, _) = rules::collect(&reasoning.sources, &Store::default());
+        if state::program_hash(&file_rules(&texts)) != manifest.program_sha256 {
+            differs.push("the rules differ from the state's".to_owned());
+        }
+    }
+    if !change.is_empty() && !differs.is_empty() {
+        return Err(failure(StateError::ChangeMismatch {
+            dir: dir.display().to_string(),
+            differs: differs.join("; "),
+        }));
+    }
+    let same_data = change.is_empty()
+        && manifest.changes.is_empty()
+        && inputs(sources)?
+            .iter()
+            .map(|i| &i.sha256)
+            .eq(manifest.inputs.iter().map(|i| &i.sha256));
+    if sources.is_empty() && change.is_empty() || same_data && differs.is_empty() {
+        // Nothing to bring up to date: the state answers (its options must not conflict with those given).
+        if !differs.is_empty() {
+            return Err(failure(StateError::Mismatch {
+                dir: dir.display().to_string(),
+                differs: differs.join("; "),
+            }));
+        }
+        let (store, reasoned, _, _) = from_state(dir, progress)?;
+        lap("open", &mut times);
+        return Ok(Updated {
+            store,
+            reasoned,
+            source: Source::State,
+            mode: Mode::Unchanged,
+            before: Vec::new(),
+            asserted: (0, 0),
+            record: Record {
+                inputs: manifest.inputs.clone(),
+                changes: manifest.changes.clone(),
+            },
+            load: load_options.clone(),
+            reasoning: reasoning.clone(),
+            times,
+        });
+    }
+    let (old_store, old, _, _) = from_state(dir, progress)?;
+    lap("open", &mut times);
+    let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
+    let before = output_facts(&old_store, &old.overlay, include_asserted);
+    // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
+    control::enter(Phase::Load);
+    let (mut store, old_asserted, record) = if change.is_empty() {
+        let Store {
+            dict,
+            quads: old_asserted,
+            ..
+        } = old_store;
+        let store = load::load_into(dict, sources, &load, progress)?;
+        (store, old_asserted, Record::files(sources)?)
+    } else {
+        let change_load = LoadOptions {
+            format: load_options.format,
+            ..load.clone()
+        };
+        let (store, old_asserted) = apply(old_store, change, &change_load, progress)?;
+        let mut changes = manifest.changes.clone();
+        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
+            for p in paths {
+                changes.push(Change {
+                    added,
+                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
+                });
+            }
+        }
+        let record = Record {
+            inputs: manifest.inputs.clone(),
+            changes,
+        };
+        (store, old_asserted, record)
+    };
+    lap("load", &mut times);
+    // The data's stored rules are part of the program: a change to them is a change of program.
+    let stored = |texts: &[RuleText]| -> Vec<RuleText> {
+        texts
+            .iter()
+            .filter(|t| !matches!(t.origin, Origin::File { .. }))
+            .cloned()
+            .collect()
+    };
+    let (now_texts, _) = rules::collect(
+        &RuleSources {
+            graph: settings.sources.graph.clone(),
+            ..RuleSources::default()
+        },
+        &store,
+    );
+    if state::program_hash(&stored(&now_texts)) != state::program_hash(&stored(&old.texts)) {
+        differs.push("the data's stored rules (f:rule) changed".to_owned());
+    }
+    let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
+    let asserted = (asserted.0.len(), asserted.1.len());
+    let full = if !differs.is_empty() {
+        Some(differs.join("; "))
+    } else if settings.owl2rl {
+        Some("--owl2rl states are derived again from scratch".to_owned())
+    } else {
+        None
+    };
+    if let Some(why) = full {
+        drop((old_asserted, old));
+        let reasoned = reason(&mut store, &settings, run, false, progress)?;
+        lap("reason", &mut times);
+        return Ok(Updated {
+            store,
+            reasoned,
+            source: Source::Ran,
+            mode: Mode::Full(why),
+            before,
+            asserted,
+            record,
+            load,
+            reasoning: settings,
+            times,
+        });
+    }
+    control::enter(Phase::Reason);
+    progress.message(&format!(
+        "maintaining the derived facts: {} asserted facts removed, {} added",
+        asserted.0, asserted.1
+    ));
+    let options = run_options(&settings, run, &store);
+    let Reasoned {
+        program,
+        overlay,
+        texts,
+        ..
+    } = old;
+    let (overlay, report, how) = maintain::update(
+        &program,
+        &mut store,
+        old_asserted,
+        overlay,
+        &options,
+        progress,
+    )
+    .map_err(|e| run_failure(&settings, e))?;
+    progress.clear();
+    ran(&settings, &report, false)?;
+    lap("reason", &mut times);
+    let mode = match how {
+        maintain::Mode::Full(why) => Mode::Full(why.to_owned()),
+        maintain::Mode::Incremental(m) => Mode::Incremental(m),
+    };
+    Ok(Updated {
+        store,
+        reasoned: Reasoned {
+            program,
+            overlay,
+            report: Some(report),
+            texts,
+        },
+        source: Source::Ran,
+        mode,
+        before,
+        asserted,
+        record,
+        load,
+        reasoning: settings,
+        times,
+    })
 }

@@ -8,8 +8,8 @@ use super::{
     ReasoningArgs, ScheduleArg,
 };
 use crate::app::{
-    CommandSettings, DepsSettings, ExplainSettings, LintSettings, MaterializeSettings, QueryInput,
-    QuerySettings, ReasoningSettings, Settings,
+    ChangeSet, CommandSettings, DepsSettings, ExplainSettings, LintSettings, MaterializeSettings,
+    QueryInput, QuerySettings, ReasoningSettings, Settings,
 };
 use crate::datalog::{Budget, Schedule};
 use crate::exec::datetime::DateTime;
@@ -109,6 +109,27 @@ pub enum SettingsError {
         /// The path.
         path: String,
     },
+    /// `--diff FILE` names the file of another flag.
+    #[error("--diff and {flag} both name {path}: one would overwrite the other")]
+    #[diagnostic(
+        code(reasonctl::settings::diff_clash),
+        help("write the patch to a file of its own, e.g. --diff changes.rdfp")
+    )]
+    DiffClash {
+        /// The other flag.
+        flag: &'static str,
+        /// The path.
+        path: String,
+    },
+    /// `--add` / `--remove` with DATA.
+    #[error("--add / --remove change the state's data: DATA cannot be given with them")]
+    #[diagnostic(
+        code(reasonctl::settings::change_with_data),
+        help(
+            "either give the full new DATA (reasonctl finds what changed), or leave it out and give only the change with --add FILE / --remove FILE"
+        )
+    )]
+    ChangeWithData,
     /// `--rules -`.
     #[error("--rules - : rules cannot be read from standard input")]
     #[diagnostic(
@@ -278,7 +299,11 @@ fn rule_sources(
             message: e.to_string(),
         })?;
     }
-    Ok(RuleSources { paths, graph })
+    Ok(RuleSources {
+        paths,
+        graph,
+        texts: Vec::new(),
+    })
 }
 
 fn reasoning(
@@ -341,6 +366,35 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    let changes = !(args.add.is_empty() && args.remove.is_empty());
+    if changes && !sources.is_empty() {
+        return Err(SettingsError::ChangeWithData);
+    }
+    if args
+        .add
+        .iter()
+        .chain(&args.remove)
+        .any(|p| p.as_os_str() == "-")
+    {
+        return Err(SettingsError::StateStdin);
+    }
+    if let Some(diff) = &args.diff {
+        let clash = |flag, other: Option<&std::path::PathBuf>| match other {
+            Some(p) if same_file(diff, p) => Err(SettingsError::DiffClash {
+                flag,
+                path: diff.display().to_string(),
+            }),
+            _ => Ok(()),
+        };
+        clash(
+            "-o",
+            match &target {
+                OutputTarget::File(out) => Some(out),
+                _ => None,
+            },
+        )?;
+        clash("--stats", reasoning.stats.as_ref())?;
+    }
     if let (OutputTarget::File(out), Some(stats)) = (&target, &reasoning.stats) {
         if same_file(out, stats) {
             return Err(SettingsError::StatsIsOutput {
@@ -355,6 +409,11 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         target,
         format,
         include_asserted: args.include_asserted,
+        change: ChangeSet {
+            add: args.add,
+            remove: args.remove,
+        },
+        diff: args.diff,
     })
 }
 

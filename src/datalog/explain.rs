@@ -688,7 +688,7 @@ fn dedup(seeds: Vec<Vec<(VarId, TermId)>>) -> Vec<Vec<(VarId, TermId)>> {
 
 /// The body with `values` joined inside its top-level filters (so the filters see the seed's bindings as the
 /// body's own).
-fn seed_inside(body: &Op, values: Op) -> Op {
+pub(super) fn seed_inside(body: &Op, values: Op) -> Op {
     match body {
         Op::Filter { input, expr } => Op::filter(seed_inside(input, values), expr.clone()),
         other => Op::join(values, other.clone()),
@@ -696,7 +696,11 @@ fn seed_inside(body: &Op, values: Op) -> Op {
 }
 
 /// The head variables' terms if the head can produce `q` (graph, constants and repeated variables agree).
-fn unify(head: &Head, [g, s, p, o]: Quad, dict: &impl TermSource) -> Option<Vec<(VarId, TermId)>> {
+pub(super) fn unify(
+    head: &Head,
+    [g, s, p, o]: Quad,
+    dict: &impl TermSource,
+) -> Option<Vec<(VarId, TermId)>> {
     if head.graph.unwrap_or(TermId::DEFAULT_GRAPH) != g {
         return None;
     }
@@ -1306,6 +1310,7 @@ mod tests {
             parallel: false,
             closure: true,
             path_limit: exec::DEFAULT_PATH_LIMIT,
+            start: None,
         };
         let (overlay, _) =
             super::super::materialize(&program, &mut store, &options, &fixpoint::NoProgress)

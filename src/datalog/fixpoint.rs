@@ -65,6 +65,10 @@ pub struct Options {
     /// The most nodes one property-path traversal of a rule body may visit (past it a compiled closure falls
     /// back to iteration).
     pub path_limit: usize,
+    /// Maintenance ([`super::maintain`]): the facts that changed since the prior facts were derived (asserted
+    /// facts added, derived facts rederived). Each stage's first pass then runs every rule seeded by them and by
+    /// what earlier stages of this run added, at every atom that can read them, instead of whole.
+    pub start: Option<Vec<Quad>>,
 }
 
 impl Options {
@@ -77,6 +81,7 @@ impl Options {
             parallel: true,
             closure: true,
             path_limit: crate::exec::DEFAULT_PATH_LIMIT,
+            start: None,
         }
     }
 }
@@ -95,22 +100,22 @@ impl FixpointProgress for NoProgress {
 }
 
 /// One body run of a pass.
-struct Job<'p> {
-    rule: usize,
-    body: &'p Op,
+pub(super) struct Job<'p> {
+    pub(super) rule: usize,
+    pub(super) body: &'p Op,
     /// Semi-naive: the body runs with this atom seeded by these facts (the seeded body is built when the job
     /// runs and dropped after it, so a pass never holds every job's seed at once).
-    seed: Option<(usize, &'p [Triple])>,
+    pub(super) seed: Option<(usize, &'p [Triple])>,
     /// A closure group's compiled body: run by [`Closure::run`]; a path limit falls back to iteration.
-    compiled: Option<Closure>,
+    pub(super) compiled: Option<Closure>,
 }
 
 /// What a body run produced: facts (ids may be the run's own computed terms, listed in `locals`).
-struct JobOut {
+pub(super) struct JobOut {
     rule: usize,
     /// Facts (under a budget: only new ones, each once).
-    quads: Vec<Quad>,
-    locals: Vec<(TermId, oxrdf::Term)>,
+    pub(super) quads: Vec<Quad>,
+    pub(super) locals: Vec<(TermId, oxrdf::Term)>,
     rows: u64,
     /// Head instantiations (new facts or not): a rule that matched rows and made none is worth a warning.
     made: u64,
@@ -218,6 +223,8 @@ pub fn run_over(
             group_of[r] = g;
         }
     }
+    // Maintenance: what this run derived so far (later stages are seeded by it too).
+    let mut added_by_run: Vec<Quad> = Vec::new();
     let mut matched_rows = vec![0u64; n];
     // Facts the bodies found, new or not, over every pass.
     let mut found_total = 0usize;
@@ -240,8 +247,34 @@ pub fn run_over(
             ..StageReport::default()
         };
         // (group, delta: the group's new default-graph facts of the last pass; None before the first pass)
-        let mut active: Vec<(usize, Option<Vec<Triple>>)> =
-            stage_groups.iter().map(|&g| (g, None)).collect();
+        // Maintenance: the first pass is seeded by every change so far, at every atom that can read one.
+        let changes: Option<Vec<Quad>> = options
+            .start
+            .as_ref()
+            .map(|start| start.iter().chain(&added_by_run).copied().collect());
+        let change_seedings: Option<Vec<Seeding>> = changes.as_ref().map(|c| {
+            let reads = change_accesses(c);
+            (0..n)
+                .map(|r| {
+                    seeding(
+                        &program.rules[r].body,
+                        program.footprints[r].repeatable,
+                        &reads,
+                    )
+                })
+                .collect()
+        });
+        let first_delta: Option<Vec<Triple>> = changes.as_ref().map(|c| {
+            c.iter()
+                .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
+                .map(|&[_, s, p, o]| [s, p, o])
+                .collect()
+        });
+        let mut first = true;
+        let mut active: Vec<(usize, Option<Vec<Triple>>)> = stage_groups
+            .iter()
+            .map(|&g| (g, first_delta.clone()))
+            .collect();
         while !active.is_empty() {
             // The run stops early enough to leave the output the time it needs for what was derived.
             let stop_by = deadline.map(|d| options.budget.stop_by(d, report.derived));
@@ -293,7 +326,11 @@ pub fn run_over(
                 }
                 for &r in &groups[*g].0 {
                     let body = &program.rules[r].body;
-                    match (delta, &seedings[r]) {
+                    let how = match &change_seedings {
+                        Some(c) if first => &c[r],
+                        _ => &seedings[r],
+                    };
+                    match (delta, how) {
                         (None, _) | (Some(_), Seeding::Whole) => jobs.push(Job {
                             rule: r,
                             body,
@@ -438,6 +475,9 @@ pub fn run_over(
                 report.rules[rule].facts += n;
                 *derived_by_group.entry(group_of[rule]).or_default() += n;
             }
+            if options.start.is_some() {
+                added_by_run.extend(new.iter().map(|&(q, _, _)| q));
+            }
             drop(new);
             for (graph, triples) in by_graph {
                 overlay.add(graph, triples);
@@ -465,6 +505,7 @@ pub fn run_over(
             for g in &fell_back {
                 closures[*g] = None;
             }
+            first = false;
             active = active
                 .iter()
                 .filter_map(|(g, _)| {
@@ -490,6 +531,27 @@ pub fn run_over(
     }
     report.elapsed = start.elapsed();
     (overlay, report)
+}
+
+/// What changed facts can be read as: anything of the default graph, anything of a named graph.
+pub(super) fn change_accesses(changes: &[Quad]) -> Vec<super::footprint::Access> {
+    use super::footprint::{Access, Key, Scope};
+    let mut out = Vec::new();
+    let mut push = |scope| {
+        out.push(Access {
+            scope,
+            key: Key::Any,
+            negated: false,
+            aggregated: false,
+        })
+    };
+    if changes.iter().any(|q| q[0] == TermId::DEFAULT_GRAPH) {
+        push(Scope::Default);
+    }
+    if changes.iter().any(|q| q[0] != TermId::DEFAULT_GRAPH) {
+        push(Scope::AnyNamed);
+    }
+    out
 }
 
 /// The facts of `found` that are neither asserted nor derived, each once (where it was first found), sorted.
@@ -574,22 +636,22 @@ fn cap(
 }
 
 /// What bounds one body run.
-struct Limits<'a> {
+pub(super) struct Limits<'a> {
     /// What NOW() returns.
-    now: DateTime,
+    pub(super) now: DateTime,
     /// The run's deadline.
-    cancel: &'a Cancel,
+    pub(super) cancel: &'a Cancel,
     /// Facts the pass's bodies have found so far (the deadline comes earlier with each).
-    found: &'a AtomicUsize,
+    pub(super) found: &'a AtomicUsize,
     /// How many new facts the budget still has room for: a run that finds more stops (the merge caps).
-    room: usize,
+    pub(super) room: usize,
     /// The most nodes a path traversal may visit.
-    path_limit: usize,
+    pub(super) path_limit: usize,
 }
 
 /// Runs one body and instantiates the rule's heads for every row; keeps each new fact once, and stops once it has
 /// more than the budget's room.
-fn run_body(
+pub(super) fn run_body(
     program: &Program,
     job: &Job<'_>,
     store: &Store,

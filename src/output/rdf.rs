@@ -352,7 +352,7 @@ pub fn write_quads<W: Write>(
     writer: W,
 ) -> io::Result<W> {
     if matches!(format, RdfOutputFormat::NTriples | RdfOutputFormat::NQuads) {
-        return write_lines(dict, quads, format.holds_graphs(), writer);
+        return write_lines(dict, quads, format.holds_graphs(), b"", writer);
     }
     let mut serializer = RdfSerializer::from_format(format.rdf_format());
     if matches!(format, RdfOutputFormat::Trig | RdfOutputFormat::Turtle) {
@@ -400,6 +400,7 @@ fn write_lines<W: Write>(
     dict: &(impl TermSource + ?Sized),
     quads: &[Quad],
     with_graphs: bool,
+    row: &[u8],
     mut writer: W,
 ) -> io::Result<W> {
     use std::fmt::Write as _;
@@ -433,6 +434,7 @@ fn write_lines<W: Write>(
             .for_each(|(out, chunk)| {
                 out.clear();
                 for &[g, s, p, o] in chunk {
+                    out.extend_from_slice(row);
                     out.extend_from_slice(span(s));
                     out.push(b' ');
                     out.extend_from_slice(span(p));
@@ -449,6 +451,22 @@ fn write_lines<W: Write>(
             writer.write_all(out)?;
         }
     }
+    Ok(writer)
+}
+
+/// A change to a dataset as RDF Patch (the format Apache Jena uses for dataset changes): one transaction, `D`
+/// rows for the quads removed, then `A` rows for the quads added, each `D S P O [G] .` in N-Quads term syntax (no
+/// graph term for the default graph), in the order given.
+pub fn write_patch<W: Write>(
+    dict: &(impl TermSource + ?Sized),
+    removed: &[Quad],
+    added: &[Quad],
+    mut writer: W,
+) -> io::Result<W> {
+    writer.write_all(b"TX .\n")?;
+    let mut writer = write_lines(dict, removed, true, b"D ", writer)?;
+    writer = write_lines(dict, added, true, b"A ", writer)?;
+    writer.write_all(b"TC .\n")?;
     Ok(writer)
 }
 

@@ -15,6 +15,8 @@ pub struct RuleSources {
     pub paths: Vec<PathBuf>,
     /// `--rules-graph`: take stored rules from this named graph only (`None`: from every graph).
     pub graph: Option<String>,
+    /// Rule texts read before (a saved state's rule files), taken first.
+    pub texts: Vec<RuleText>,
 }
 
 /// One rule's text, before parsing.
@@ -33,7 +35,7 @@ pub struct RuleText {
 /// Every rule text of the sources and the data, and every problem found collecting them (unreadable files,
 /// malformed stored rules, duplicate ids).
 pub fn collect(sources: &RuleSources, store: &Store) -> (Vec<RuleText>, Vec<RuleError>) {
-    let mut texts = Vec::new();
+    let mut texts = sources.texts.clone();
     let mut errors = Vec::new();
     for path in &sources.paths {
         match rule_files(path) {

@@ -22,7 +22,7 @@ const TAG_TYPED: u8 = 5;
 const TAG_TRIPLE: u8 = 6;
 
 /// Byte strings stored back to back, each found again by content in O(1).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Interner {
     bytes: Vec<u8>,
     starts: Vec<u64>,
@@ -125,6 +125,7 @@ fn entry<'a>(bytes: &'a [u8], starts: &[u64], i: u32) -> &'a [u8] {
 }
 
 /// The term dictionary: [`TermId`] ↔ RDF term, with RDF 1.2 triple terms and directional literals.
+#[derive(Clone)]
 pub struct Dictionary {
     terms: Interner,
     namespaces: Interner,

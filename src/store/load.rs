@@ -280,7 +280,17 @@ pub fn load(
     options: &LoadOptions,
     progress: &dyn LoadProgress,
 ) -> Result<Store, LoadError> {
-    let mut loader = Loader::new();
+    load_into(Dictionary::new(), sources, options, progress)
+}
+
+/// [`load`] into an existing dictionary (a saved state's).
+pub fn load_into(
+    dict: Dictionary,
+    sources: &[DataSource],
+    options: &LoadOptions,
+    progress: &dyn LoadProgress,
+) -> Result<Store, LoadError> {
+    let mut loader = Loader::with_dictionary(dict);
     for source in sources {
         loader.load_source(source, options, progress)?;
     }
@@ -307,6 +317,15 @@ impl Loader {
     /// An empty loader.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A loader that interns into `dict` (a saved state's), so the facts it loads share ids with the facts
+    /// already numbered there.
+    pub fn with_dictionary(dict: Dictionary) -> Self {
+        Self {
+            dict,
+            ..Self::default()
+        }
     }
 
     /// Stops [`Loader::load_reader`] past `n` distinct terms, as it stops past what 32-bit ids number (for

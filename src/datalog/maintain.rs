@@ -1,0 +1,358 @@
+//! This module defines incremental maintenance of a materialization when asserted facts are removed and added:
+//! DRed, delete and rederive (Gupta, Mumick and Subrahmanian, SIGMOD 1993; as in RDFox, Motik et al., AAAI
+//! 2015), over the same rule bodies, seeds and executor as the fixpoint.
+//!
+//! ```text
+//! E⁻, E⁺       asserted facts removed, added;  I the derived facts before, over E
+//! overdelete   D := every fact of I with a derivation (over E ∪ I) using a fact of E⁻ ∪ D    (seeded by them)
+//! rederive     R := the facts of D ∪ E⁻ with a derivation in one step over E' ∪ (I − D)       (seeded by them)
+//! insert       semi-naive from E⁺ ∪ R over E', starting from (I − D) ∪ R                    (fixpoint, seeded)
+//! ```
+//!
+//! A rule whose body cannot be seeded at the changed atoms (a GRAPH pattern, UNION, EXISTS, a path) runs whole:
+//! all its facts are overdeleted and rederived, which is exact, only slower. A program that negates or aggregates
+//! over facts the change can reach, or calls a volatile function, is not maintained (the caller derives it
+//! again); elsewhere a negation reads nothing the change touches, so the positive algorithm is exact.
+
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+use hashbrown::HashSet;
+use rayon::prelude::*;
+
+use crate::exec::{Cancel, ExecError};
+use crate::ir::{Op, VarId};
+use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple};
+
+use super::delta::{Seeding, seeding};
+use super::explain::{seed_inside, unify};
+use super::fixpoint::{Job, JobOut, Limits, Options, change_accesses, run_body, run_over};
+use super::footprint::Access;
+use super::{FixpointProgress, Program, Report, RunError};
+
+/// What a maintenance run found and did, beside the run's report.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Maintenance {
+    /// Asserted facts removed.
+    pub asserted_removed: usize,
+    /// Asserted facts added.
+    pub asserted_added: usize,
+    /// Derived facts overdeleted (deleted, then some rederived).
+    pub overdeleted: usize,
+    /// Of those and the removed asserted facts, derived again in one step.
+    pub rederived: usize,
+}
+
+/// The asserted facts of `old` not in `new`, and of `new` not in `old`, each sorted.
+pub fn asserted_changes(old: &QuadStore, new: &QuadStore) -> (Vec<Quad>, Vec<Quad>) {
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    let mut graphs: Vec<TermId> = old
+        .graphs()
+        .map(|(g, _)| g)
+        .chain(new.graphs().map(|(g, _)| g))
+        .collect();
+    graphs.sort_unstable();
+    graphs.dedup();
+    for g in graphs {
+        let a: &[Triple] = old.graph(g).map_or(&[], |i| i.triples());
+        let b: &[Triple] = new.graph(g).map_or(&[], |i| i.triples());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) if x == y => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), Some(y)) if x < y => {
+                    removed.push([g, x[0], x[1], x[2]]);
+                    i += 1;
+                }
+                (Some(x), None) => {
+                    removed.push([g, x[0], x[1], x[2]]);
+                    i += 1;
+                }
+                (_, Some(y)) => {
+                    added.push([g, y[0], y[1], y[2]]);
+                    j += 1;
+                }
+                (None, None) => unreachable!(),
+            }
+        }
+    }
+    (removed, added)
+}
+
+/// Why this program cannot be maintained under this change, if it cannot: a rule that calls a volatile function,
+/// or a negation or an aggregate that the change can reach (through the rules it feeds).
+pub fn refusal(program: &Program, changed: &[Quad]) -> Option<&'static str> {
+    if program.footprints.iter().any(|f| !f.repeatable) {
+        return Some("a rule calls a volatile function (RAND, UUID, STRUUID, BNODE)");
+    }
+    // What the change can reach: the changed facts, then the writes of every rule reading what is reached.
+    let mut reached: Vec<Access> = change_accesses(changed);
+    let mut done = vec![false; program.rules.len()];
+    loop {
+        let mut grew = false;
+        for (r, fp) in program.footprints.iter().enumerate() {
+            if done[r] {
+                continue;
+            }
+            let reads = fp
+                .reads
+                .iter()
+                .any(|a| reached.iter().any(|w| a.overlaps(w)));
+            if reads {
+                if fp
+                    .reads
+                    .iter()
+                    .any(|a| (a.negated || a.aggregated) && reached.iter().any(|w| a.overlaps(w)))
+                {
+                    return Some("a rule negates or aggregates facts the change reaches");
+                }
+                done[r] = true;
+                reached.extend(fp.writes.iter().copied());
+                grew = true;
+            }
+        }
+        if !grew {
+            return None;
+        }
+    }
+}
+
+/// Runs jobs over `store` ⊕ `overlay`, in parallel, under the run's deadline; their outputs in job order.
+fn run_jobs(
+    program: &Program,
+    jobs: &[Job<'_>],
+    store: &Store,
+    overlay: &Overlay,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Vec<JobOut>, ExecError> {
+    let found = AtomicUsize::new(0);
+    let limits = Limits {
+        now: options.now,
+        cancel,
+        found: &found,
+        room: usize::MAX,
+        path_limit: options.path_limit,
+    };
+    jobs.par_iter()
+        .map(|job| run_body(program, job, store, overlay, &limits))
+        .collect()
+}
+
+/// The facts of job outputs that are ids of the dictionary (a fact with a term the body computed and the
+/// dictionary lacks is in no store).
+fn facts(outs: Vec<JobOut>, dict_end: TermId) -> impl Iterator<Item = Quad> {
+    outs.into_iter()
+        .flat_map(|o| o.quads)
+        .filter(move |q| q.iter().all(|id| id.0 < dict_end.0))
+}
+
+/// How [`update`] brought the derived facts up to date.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Derived again from scratch, for this reason.
+    Full(&'static str),
+    /// Maintained.
+    Incremental(Maintenance),
+}
+
+/// The derived facts for the asserted facts now in `store`, given `old`, the facts derived over `old_asserted`
+/// by this program under these options: maintained where [`refusal`] allows, else derived again (and [`Mode`]
+/// says which). `store`'s dictionary is the one `old` and `old_asserted` use, extended by the new data.
+pub fn update(
+    program: &Program,
+    store: &mut Store,
+    old_asserted: QuadStore,
+    old: Overlay,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> Result<(Overlay, Report, Mode), RunError> {
+    let (removed, added) = asserted_changes(&old_asserted, &store.quads);
+    let changed: Vec<Quad> = removed.iter().chain(&added).copied().collect();
+    let reason = if options.schedule != super::Schedule::Staged {
+        Some("only the staged schedule is maintained")
+    } else {
+        refusal(program, &changed)
+    };
+    if let Some(reason) = reason {
+        drop((old_asserted, old));
+        let (overlay, report) = super::materialize(program, store, options, progress)?;
+        return Ok((overlay, report, Mode::Full(reason)));
+    }
+    let (overlay, report, stats) = maintain(
+        program,
+        store,
+        (removed, added),
+        old_asserted,
+        old,
+        options,
+        progress,
+    )?;
+    Ok((overlay, report, Mode::Incremental(stats)))
+}
+
+/// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
+/// `changes` (removed, added): overdelete, rederive, insert.
+fn maintain(
+    program: &Program,
+    store: &mut Store,
+    (removed, added): (Vec<Quad>, Vec<Quad>),
+    mut old_asserted: QuadStore,
+    old: Overlay,
+    options: &Options,
+    progress: &dyn FixpointProgress,
+) -> Result<(Overlay, Report, Maintenance), RunError> {
+    let started = Instant::now();
+    let deadline = options.budget.deadline(started);
+    let cancel = match (deadline, options.budget.timeout) {
+        (Some(at), Some(t)) => Cancel::new().with_deadline(at, t),
+        _ => Cancel::new(),
+    };
+    let capped_by_time = |report: Report| RunError::ResourceLimit {
+        reason: "time",
+        rules: "every rule (while maintaining)".to_owned(),
+        report: Box::new(report),
+    };
+    let mut stats = Maintenance {
+        asserted_removed: removed.len(),
+        asserted_added: added.len(),
+        ..Maintenance::default()
+    };
+    let n = program.rules.len();
+    let end = store.dict.end();
+
+    // Overdelete, over the old asserted facts and the old derived ones.
+    std::mem::swap(&mut store.quads, &mut old_asserted);
+    let mut deleted: HashSet<Quad> = HashSet::new();
+    let mut frontier: Vec<Quad> = removed.clone();
+    let mut whole_done = vec![false; n];
+    while !frontier.is_empty() {
+        let reads = change_accesses(&frontier);
+        let delta: Vec<Triple> = frontier
+            .iter()
+            .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
+            .map(|&[_, s, p, o]| [s, p, o])
+            .collect();
+        let mut jobs: Vec<Job<'_>> = Vec::new();
+        for (r, rule) in program.rules.iter().enumerate() {
+            let body = &rule.body;
+            match seeding(body, true, &reads) {
+                Seeding::Whole if !whole_done[r] => {
+                    whole_done[r] = true;
+                    jobs.push(Job {
+                        rule: r,
+                        body,
+                        seed: None,
+                        compiled: None,
+                    });
+                }
+                Seeding::Whole => {}
+                Seeding::Atoms(atoms) => jobs.extend(atoms.into_iter().map(|a| Job {
+                    rule: r,
+                    body,
+                    seed: Some((a, delta.as_slice())),
+                    compiled: None,
+                })),
+            }
+        }
+        let outs = match run_jobs(program, &jobs, store, &old, options, &cancel) {
+            Ok(o) => o,
+            Err(_) => {
+                std::mem::swap(&mut store.quads, &mut old_asserted);
+                return Err(capped_by_time(Report::default()));
+            }
+        };
+        frontier = facts(outs, end)
+            .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]))
+            .filter(|q| deleted.insert(*q))
+            .collect();
+        frontier.sort_unstable();
+    }
+    std::mem::swap(&mut store.quads, &mut old_asserted);
+    stats.overdeleted = deleted.len();
+
+    // What is left of the old derived facts: not overdeleted, and not asserted now.
+    let mut kept = Overlay::new();
+    for g in old.graph_ids() {
+        let asserted = store.quads.graph(g);
+        let triples: Vec<Triple> = old
+            .runs_of(g)
+            .flatten()
+            .copied()
+            .filter(|t| !deleted.contains(&[g, t[0], t[1], t[2]]))
+            .filter(|t| !asserted.is_some_and(|i| i.contains(*t)))
+            .collect();
+        kept.add(g, triples);
+    }
+    drop(old);
+
+    // Rederive, in one step over the new asserted facts and what is kept: the overdeleted facts, and the removed
+    // asserted facts (derivable now that they are not asserted).
+    let mut candidates: Vec<Quad> = deleted
+        .iter()
+        .copied()
+        .chain(removed.iter().copied())
+        .collect();
+    candidates.sort_unstable();
+    candidates.retain(|q| {
+        !store
+            .quads
+            .graph(q[0])
+            .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
+    });
+    let wanted: HashSet<Quad> = candidates.iter().copied().collect();
+    let mut seeded_bodies: Vec<(usize, Op)> = Vec::new();
+    for (r, rule) in program.rules.iter().enumerate() {
+        for head in &rule.heads {
+            let mut vars: Vec<VarId> = Vec::new();
+            let mut rows: Vec<Vec<Option<crate::store::TermId>>> = Vec::new();
+            for &q in &candidates {
+                let Some(binding) = unify(head, q, &store.dict) else {
+                    continue;
+                };
+                if vars.is_empty() {
+                    vars = binding.iter().map(|(v, _)| *v).collect();
+                }
+                rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
+            }
+            if !rows.is_empty() {
+                seeded_bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
+            }
+        }
+    }
+    let jobs: Vec<Job<'_>> = seeded_bodies
+        .iter()
+        .map(|(r, body)| Job {
+            rule: *r,
+            body,
+            seed: None,
+            compiled: None,
+        })
+        .collect();
+    let outs = run_jobs(program, &jobs, store, &kept, options, &cancel)
+        .map_err(|_| capped_by_time(Report::default()))?;
+    let mut rederived: Vec<Quad> = facts(outs, end).filter(|q| wanted.contains(q)).collect();
+    rederived.sort_unstable();
+    rederived.dedup();
+    stats.rederived = rederived.len();
+    let mut prior = kept;
+    for chunk in rederived.chunk_by(|a, b| a[0] == b[0]) {
+        prior.add(
+            chunk[0][0],
+            chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect(),
+        );
+    }
+
+    // Insert: semi-naive from the added asserted facts and the rederived ones.
+    let insert = Options {
+        start: Some(added.into_iter().chain(rederived).collect()),
+        budget: options.budget.after(0, started.elapsed()),
+        ..options.clone()
+    };
+    let (overlay, report) = run_over(program, store, &insert, progress, prior);
+    Ok((overlay, report, stats))
+}
