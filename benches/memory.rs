@@ -5,12 +5,12 @@
 //! the limit must exit 3. `cargo bench --bench memory` (Linux); exits 1 if a bound is broken.
 
 mod lubm_gen;
+mod measure;
 
 use std::path::{Path, PathBuf};
 
 use lubm_gen::data_dir;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use measure::measure;
 
 /// An RDF/XML document whose one literal expands, entity by entity, to 58 × 10^`levels` bytes.
 fn entity_bomb(levels: u32) -> PathBuf {
@@ -42,57 +42,6 @@ fn repeated_prefix() -> PathBuf {
     let path = data_dir().join("repeated-prefix.ttl");
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// The peak resident size (KiB) of a running process so far.
-fn high_water(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
-struct Measured {
-    code: i32,
-    peak_mib: f64,
-    wall: f64,
-    said: String,
-}
-
-fn measure(args: &[&str]) -> Measured {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kb) = high_water(child.id()) {
-            peak = peak.max(kb);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    let mut stderr = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = std::io::Read::read_to_string(&mut e, &mut stderr);
-    }
-    let said = stderr
-        .lines()
-        .find(|l| l.starts_with("reasonctl::"))
-        .unwrap_or("")
-        .to_owned();
-    Measured {
-        code: status.code().unwrap_or(-1),
-        peak_mib: peak as f64 / 1024.0,
-        wall: started.elapsed().as_secs_f64(),
-        said,
-    }
 }
 
 fn main() {
@@ -162,7 +111,7 @@ fn main() {
         all.extend(args.iter().map(String::as_str));
         let m = measure(&all);
         let bound = *limit as f64 * 1.1 + 32.0;
-        let capped = m.said.contains("capped") || m.said.contains("run::memory");
+        let capped = m.said().contains("capped") || m.said().contains("run::memory");
         let ok = m.peak_mib <= bound && (m.code == 0 || (m.code == 3 && capped));
         if !ok {
             broken += 1;
@@ -174,7 +123,7 @@ fn main() {
             bound,
             m.code,
             m.wall,
-            m.said,
+            m.said(),
             if ok { "" } else { "   <-- BROKEN" }
         );
     }

@@ -1,9 +1,13 @@
 //! Saved states over LUBM(10) with the LUBM_L and LUBM_LE rule sets: what saving adds to `materialize`, the
-//! state's size on disk against the store in memory, and `explain` of one derived fact from the state against
-//! `explain` from the data (the target: ≤ 150 ms end to end). Median of `REASONCTL_STATE_RUNS` runs
-//! (default 5). `cargo bench --bench state`. Incremental maintenance is measured here once it exists.
+//! state's size on disk, and `explain` of one derived fact from the state against `explain` from the data (target:
+//! ≤ 150 ms end to end). Then maintenance: deleting and adding 0.1 %, 1 % and 10 % of the asserted triples (random
+//! lines), one whole department, and 1,000 triples, each applied as a change set (`--remove` / `--add`) and as a
+//! full new dump, against the from-scratch run (targets: a 1 % change set in ≤ 15 % of it, a 1 % different dump in
+//! ≤ 50 %, 1,000 triples added in ≤ 0.5 s), with each run's peak resident size. Every run writes its full output
+//! to a file. Median of `REASONCTL_STATE_RUNS` runs (default 3). `cargo bench --bench state`.
 
 mod lubm_gen;
+mod measure;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -53,7 +57,7 @@ fn main() {
     let runs: usize = std::env::var("REASONCTL_STATE_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+        .unwrap_or(3);
     let data = lubm_gen::cached(10);
     let data = data.to_str().unwrap();
     let work = lubm_gen::data_dir().join("state-bench");
@@ -113,5 +117,209 @@ fn main() {
             from_state * 1e3,
             from_data * 1e3
         );
+    }
+    maintenance(runs, data, &work);
+}
+
+/// A deterministic pseudo-random sequence (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as usize % n
+    }
+}
+
+/// The change sets: (name, which lines of the data they hold).
+fn change_sets(lines: &[&str]) -> Vec<(String, Vec<bool>)> {
+    let n = lines.len();
+    let random = |count: usize, seed: u64| {
+        let mut rng = Rng(seed);
+        let mut picked = vec![false; n];
+        let mut left = count;
+        while left > 0 {
+            let i = rng.below(n);
+            if !picked[i] {
+                picked[i] = true;
+                left -= 1;
+            }
+        }
+        picked
+    };
+    vec![
+        ("0.1% random".to_owned(), random(n / 1000, 1)),
+        ("1% random".to_owned(), random(n / 100, 2)),
+        ("10% random".to_owned(), random(n / 10, 3)),
+        (
+            "department".to_owned(),
+            lines
+                .iter()
+                .map(|l| l.contains("Department0.University0."))
+                .collect(),
+        ),
+        ("1000 triples".to_owned(), random(1000, 4)),
+    ]
+}
+
+/// A copy of the state `from` at `to` (untimed).
+fn reset(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    let ok = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "cp -a {} {}", from.display(), to.display());
+}
+
+/// The median wall time, the largest peak, and the mode `--stats` reported, of `runs` runs, each from a fresh
+/// copy of `state`.
+fn maintained(runs: usize, state: &Path, copy: &Path, args: &[&str]) -> (f64, f64, String) {
+    let stats = copy.with_extension("json");
+    let mut walls = Vec::new();
+    let mut peak: f64 = 0.0;
+    let mut mode = String::new();
+    for _ in 0..runs.max(1) {
+        reset(state, copy);
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend([
+            "--state",
+            copy.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
+        ]);
+        let m = measure::measure(&all);
+        assert_eq!(m.code, 0, "{all:?}: {}", m.stderr);
+        walls.push(m.wall);
+        peak = peak.max(m.peak_mib);
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        mode = json["mode"].as_str().unwrap_or("?").to_owned();
+    }
+    walls.sort_by(f64::total_cmp);
+    (walls[walls.len() / 2], peak, mode)
+}
+
+fn maintenance(runs: usize, data: &str, work: &Path) {
+    let text = std::fs::read_to_string(data).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let sets = change_sets(&lines);
+    let mut files = Vec::new();
+    for (name, picked) in &sets {
+        let slug = name.replace(['%', ' ', '.'], "_");
+        let change = work.join(format!("change-{slug}.nt"));
+        let rest = work.join(format!("rest-{slug}.nt"));
+        let mut c = String::new();
+        let mut r = String::new();
+        for (line, &p) in lines.iter().zip(picked) {
+            let to = if p { &mut c } else { &mut r };
+            to.push_str(line);
+            to.push('\n');
+        }
+        std::fs::write(&change, c).unwrap();
+        std::fs::write(&rest, r).unwrap();
+        files.push((name.clone(), slug, change, rest));
+    }
+    drop(lines);
+    drop(text);
+    println!();
+    println!(
+        "{:<8} {:<13} {:<16} {:>8} {:>10} {:>9} {:>12}",
+        "rules", "change", "applied as", "wall s", "of scratch", "peak MiB", "mode"
+    );
+    for set in ["LUBM_L", "LUBM_LE"] {
+        let rules =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("benches/lubm-rules/{set}.rq"));
+        let rules = rules.to_str().unwrap();
+        let out = work.join(format!("{set}-m.nq"));
+        let out = out.to_str().unwrap();
+        let mut scratch: Vec<(f64, f64)> = (0..runs.max(1))
+            .map(|_| {
+                let m = measure::measure(&["materialize", "-q", data, "--rules", rules, "-o", out]);
+                assert_eq!(m.code, 0, "{}", m.stderr);
+                (m.wall, m.peak_mib)
+            })
+            .collect();
+        scratch.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (scratch, scratch_peak) = scratch[scratch.len() / 2];
+        println!(
+            "{:<8} {:<13} {:<16} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
+            set, "-", "from scratch", scratch, 100.0, scratch_peak, "-"
+        );
+        let full = work.join(format!("{set}-full.state"));
+        let _ = std::fs::remove_dir_all(&full);
+        let made = measure::measure(&[
+            "materialize",
+            "-q",
+            data,
+            "--rules",
+            rules,
+            "-o",
+            out,
+            "--state",
+            full.to_str().unwrap(),
+        ]);
+        assert_eq!(made.code, 0, "{}", made.stderr);
+        let copy = work.join(format!("{set}-copy.state"));
+        for (name, slug, change, rest) in &files {
+            let (change, rest) = (change.to_str().unwrap(), rest.to_str().unwrap());
+            let without = work.join(format!("{set}-{slug}.state"));
+            let _ = std::fs::remove_dir_all(&without);
+            let made = measure::measure(&[
+                "materialize",
+                "-q",
+                rest,
+                "--rules",
+                rules,
+                "-o",
+                out,
+                "--state",
+                without.to_str().unwrap(),
+            ]);
+            assert_eq!(made.code, 0, "{}", made.stderr);
+            let cases: [(&str, &Path, Vec<&str>); 4] = [
+                (
+                    "--remove",
+                    &full,
+                    vec!["materialize", "-q", "--remove", change, "-o", out],
+                ),
+                (
+                    "dump without it",
+                    &full,
+                    vec!["materialize", "-q", rest, "--rules", rules, "-o", out],
+                ),
+                (
+                    "--add",
+                    &without,
+                    vec!["materialize", "-q", "--add", change, "-o", out],
+                ),
+                (
+                    "dump with it",
+                    &without,
+                    vec!["materialize", "-q", data, "--rules", rules, "-o", out],
+                ),
+            ];
+            for (how, state, args) in cases {
+                let (wall, peak, mode) = maintained(runs, state, &copy, &args);
+                println!(
+                    "{:<8} {:<13} {:<16} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
+                    set,
+                    name,
+                    how,
+                    wall,
+                    100.0 * wall / scratch,
+                    peak,
+                    mode
+                );
+            }
+            let _ = std::fs::remove_dir_all(&without);
+        }
+        let _ = std::fs::remove_dir_all(&copy);
+        let _ = std::fs::remove_dir_all(&full);
     }
 }

@@ -975,8 +975,8 @@ fn keep_state(
     let (state::Source::Ran, Some(dir)) = (source, &reasoning.state) else {
         return Ok(());
     };
-    let record = state::Record::files(sources)?;
-    if !state::save(dir, record, load, reasoning, store, reasoned, progress)? {
+    let record = state::Record::files(sources, load, reasoning)?;
+    if !state::save(dir, record, store, reasoned, None, progress)? {
         warn(format_args!(
             "{:?}",
             Report::new(StateNotWritten {
@@ -1079,9 +1079,8 @@ fn materialize_state(
         mode,
         before,
         asserted,
+        base,
         record,
-        load,
-        reasoning,
         mut times,
     } = state::update(
         &settings.sources,
@@ -1089,20 +1088,58 @@ fn materialize_state(
         &settings.reasoning,
         &settings.change,
         run,
-        settings.include_asserted,
         progress,
     )?;
     let mut clock = Instant::now();
     control::enter(Phase::Output);
-    let mut after = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
-    let (mut removed, mut added) = if mode == state::Mode::Unchanged {
+    let after = state::output_facts(&store, &reasoned.overlay, false);
+    let derived = if mode == state::Mode::Unchanged {
         (Vec::new(), Vec::new())
     } else {
         changes(&before, &after)
     };
+    // The output's change: the derived facts', or with the asserted facts written too, the net change of both
+    // (a fact no longer asserted but now derived stays in the output).
+    let (mut removed, mut added) = if settings.include_asserted {
+        let had_asserted = |q: &Quad| {
+            asserted.0.binary_search(q).is_ok()
+                || (store
+                    .quads
+                    .graph(q[0])
+                    .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
+                    && asserted.1.binary_search(q).is_err())
+        };
+        let has_asserted = |q: &Quad| {
+            store
+                .quads
+                .graph(q[0])
+                .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
+        };
+        let mut removed: Vec<Quad> = (derived.0.iter().chain(&asserted.0))
+            .filter(|q| !has_asserted(q) && after.binary_search(q).is_err())
+            .copied()
+            .collect();
+        let mut added: Vec<Quad> = (derived.1.iter().chain(&asserted.1))
+            .filter(|q| !had_asserted(q) && before.binary_search(q).is_err())
+            .copied()
+            .collect();
+        for list in [&mut removed, &mut added] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        (removed, added)
+    } else {
+        derived.clone()
+    };
     drop(before);
-    write_facts(settings, &store, &mut after)?;
-    drop(after);
+    let mut quads = if settings.include_asserted {
+        state::output_facts(&store, &reasoned.overlay, true)
+    } else {
+        after
+    };
+    write_facts(settings, &store, &mut quads)?;
+    drop(quads);
+    let (removed_count, added_count) = (removed.len(), added.len());
     if let Some(path) = &settings.diff {
         rdf::sort_quads(&store.dict, &mut removed);
         rdf::sort_quads(&store.dict, &mut added);
@@ -1116,12 +1153,26 @@ fn materialize_state(
             })
         })?;
     }
+    drop((removed, added));
     times.push(("output", clock.elapsed()));
     clock = Instant::now();
     let capped = report_cap(reasoned.report.as_ref());
+    let (asserted_removed, asserted_added) = (asserted.0.len(), asserted.1.len());
     if source == state::Source::Ran {
-        let dir = reasoning.state.as_deref().expect("--state");
-        if !state::save(dir, record, &load, &reasoning, &store, &reasoned, progress)? {
+        let dir = settings.reasoning.state.as_deref().expect("--state");
+        let delta = base.as_ref().map(|(files, counts)| {
+            (
+                crate::state::format::Delta {
+                    dict: store.dict.tail_since(*counts),
+                    prefixes: store.prefixes.clone(),
+                    asserted,
+                    derived,
+                },
+                files,
+            )
+        });
+        let delta = delta.as_ref().map(|(d, files)| (d, *files));
+        if !state::save(dir, record, &store, &reasoned, delta, progress)? {
             warn(format_args!(
                 "{:?}",
                 Report::new(StateNotWritten {
@@ -1136,13 +1187,19 @@ fn materialize_state(
     if let state::Mode::Full(why) = &mode {
         extra.insert("mode_reason".into(), why.as_str().into());
     }
-    extra.insert("asserted_removed".into(), asserted.0.into());
-    extra.insert("asserted_added".into(), asserted.1.into());
-    extra.insert("output_removed".into(), removed.len().into());
-    extra.insert("output_added".into(), added.len().into());
+    extra.insert("asserted_removed".into(), asserted_removed.into());
+    extra.insert("asserted_added".into(), asserted_added.into());
+    extra.insert("output_removed".into(), removed_count.into());
+    extra.insert("output_added".into(), added_count.into());
     if let state::Mode::Incremental(m) = &mode {
         extra.insert("overdeleted".into(), m.overdeleted.into());
         extra.insert("rederived".into(), m.rederived.into());
+        for (name, t) in ["overdelete", "rederive", "insert"]
+            .into_iter()
+            .zip(m.times)
+        {
+            times.push((name, t));
+        }
     }
     extra.insert(
         "phases".into(),

@@ -1,7 +1,8 @@
 //! This module defines a saved materialization (a state): a folder holding a manifest — what went in: each
 //! input file's hash, the program's, the options that change results — and a snapshot ([`format`]) of the
-//! dictionary, the asserted and derived quads and the program's rules. It is written beside the folder and
-//! swapped into place whole, and opened without the data or the rule files.
+//! dictionary, the asserted and derived quads and the program's rules, followed by the deltas of the runs that
+//! maintained it since (what each changed). It is written beside the folder and swapped into place whole (a
+//! delta's folder hard-links the files it keeps), and opened without the data or the rule files.
 
 pub mod format;
 
@@ -22,6 +23,50 @@ use crate::store::{Overlay, Store};
 pub const MANIFEST: &str = "manifest.json";
 /// The snapshot's file name.
 pub const SNAPSHOT: &str = "snapshot.bin";
+/// The most deltas a state keeps before a save writes a whole snapshot again.
+const MAX_DELTAS: usize = 32;
+
+/// A file of a state as its manifest lists it: name, length, CRC-32.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileRef {
+    /// The name inside the folder.
+    pub file: String,
+    /// Its length.
+    pub bytes: u64,
+    /// Its CRC-32.
+    pub crc32: u32,
+}
+
+impl FileRef {
+    fn of(file: String, bytes: &[u8]) -> Self {
+        Self {
+            file,
+            bytes: bytes.len() as u64,
+            crc32: crc32fast::hash(bytes),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"file": self.file, "bytes": self.bytes, "crc32": self.crc32})
+    }
+
+    fn from_json(v: &Value) -> Option<Self> {
+        let file = v.get("file")?.as_str()?.to_owned();
+        // A name inside the folder, nothing else.
+        if file.is_empty() || file.contains(['/', '\\']) || file.starts_with('.') {
+            return None;
+        }
+        Some(Self {
+            file,
+            bytes: v.get("bytes")?.as_u64()?,
+            crc32: u32::try_from(v.get("crc32")?.as_u64()?).ok()?,
+        })
+    }
+}
+
+/// The files a state was opened from (its snapshot, then its deltas): a delta saved later applies to them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Files(Vec<FileRef>);
 
 /// Why a state could not be written, opened or used.
 #[derive(Debug, Error, Diagnostic)]
@@ -272,7 +317,7 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    fn to_json(&self, snapshot_bytes: u64, crc: u32) -> Value {
+    fn to_json(&self, files: &[FileRef]) -> Value {
         json!({
             "format": "reasonctl-state",
             "format_version": format::VERSION,
@@ -288,11 +333,12 @@ impl Manifest {
             "program_sha256": self.program_sha256,
             "options": self.options.to_json(),
             "counts": {"terms": self.terms, "asserted": self.asserted, "derived": self.derived},
-            "snapshot": {"file": SNAPSHOT, "bytes": snapshot_bytes, "crc32": crc},
+            "snapshot": files[0].to_json(),
+            "deltas": files[1..].iter().map(FileRef::to_json).collect::<Vec<_>>(),
         })
     }
 
-    fn from_json(v: &Value) -> Option<(Self, u64, u32)> {
+    fn from_json(v: &Value) -> Option<(Self, Files)> {
         let input = |i: &Value| {
             Some(Input {
                 path: i.get("path")?.as_str()?.to_owned(),
@@ -325,7 +371,12 @@ impl Manifest {
                 .collect::<Option<Vec<_>>>()?,
         };
         let counts = v.get("counts")?;
-        let snapshot = v.get("snapshot")?;
+        let mut files = vec![FileRef::from_json(v.get("snapshot")?)?];
+        if let Some(deltas) = v.get("deltas") {
+            for d in deltas.as_array()? {
+                files.push(FileRef::from_json(d)?);
+            }
+        }
         Some((
             Self {
                 reasonctl: v.get("reasonctl")?.as_str()?.to_owned(),
@@ -343,8 +394,7 @@ impl Manifest {
                 asserted: counts.get("asserted")?.as_u64()?,
                 derived: counts.get("derived")?.as_u64()?,
             },
-            snapshot.get("bytes")?.as_u64()?,
-            u32::try_from(snapshot.get("crc32")?.as_u64()?).ok()?,
+            Files(files),
         ))
     }
 }
@@ -375,13 +425,18 @@ fn is_state(dir: &Path) -> bool {
 
 /// Writes a state into `dir`: a new folder beside it, written and flushed, then swapped into place, so the
 /// previous state stays whole and readable until the new one is. A folder that is not a state is not replaced.
+/// With `delta` (what this run changed in the state opened from `Files`), the new folder keeps the previous
+/// files (hard links) and adds the delta, unless the state changed since it was opened, the deltas would
+/// outweigh half the snapshot or number more than [`MAX_DELTAS`], or the file system cannot link: then the
+/// whole snapshot is written. Whether a delta was written.
 pub fn save(
     dir: &Path,
     manifest: &Manifest,
     store: &Store,
     overlay: &Overlay,
     rules: &[RuleText],
-) -> Result<(), StateError> {
+    delta: Option<(&format::Delta, &Files)>,
+) -> Result<bool, StateError> {
     let name = dir.display().to_string();
     let failed = |e: io::Error| StateError::Write {
         dir: name.clone(),
@@ -408,26 +463,62 @@ pub fn save(
             }
         }
     }
+    // The delta, if it applies to the state as it is and keeps the state compact.
+    let delta = delta.and_then(|(d, opened)| {
+        let now = read_manifest(dir).ok().map(|(_, files)| files);
+        if now.as_ref() != Some(opened) || opened.0.len() > MAX_DELTAS {
+            return None;
+        }
+        let bytes = format::encode_delta(d);
+        let deltas: u64 = opened.0[1..].iter().map(|f| f.bytes).sum();
+        (2 * (deltas + bytes.len() as u64) <= opened.0[0].bytes).then_some((bytes, opened))
+    });
     let new = parent.join(format!(".{base}.reasonctl-{}.new", std::process::id()));
     control::hold_temporary(&new);
-    let written = (|| -> io::Result<()> {
+    let written = (|| -> io::Result<bool> {
         if new.exists() {
             std::fs::remove_dir_all(&new)?;
         }
         std::fs::create_dir(&new)?;
-        let snapshot = format::encode(store, overlay, rules);
-        let crc = crc32fast::hash(&snapshot);
-        write_synced(&new.join(SNAPSHOT), &snapshot)?;
-        let text = serde_json::to_string_pretty(&manifest.to_json(snapshot.len() as u64, crc))
-            .map_err(io::Error::other)?;
+        let linked = delta.and_then(|(bytes, opened)| {
+            let kept = opened
+                .0
+                .iter()
+                .all(|f| std::fs::hard_link(dir.join(&f.file), new.join(&f.file)).is_ok());
+            kept.then_some((bytes, opened))
+        });
+        let files = match linked {
+            Some((bytes, opened)) => {
+                let file = format!("delta-{:04}.bin", opened.0.len());
+                write_synced(&new.join(&file), &bytes)?;
+                let mut files = opened.0.clone();
+                files.push(FileRef::of(file, &bytes));
+                files
+            }
+            None => {
+                // Links made before one failed go with the whole snapshot written instead.
+                for e in std::fs::read_dir(&new)?.flatten() {
+                    std::fs::remove_file(e.path())?;
+                }
+                let snapshot = format::encode(store, overlay, rules);
+                write_synced(&new.join(SNAPSHOT), &snapshot)?;
+                vec![FileRef::of(SNAPSHOT.to_owned(), &snapshot)]
+            }
+        };
+        let text =
+            serde_json::to_string_pretty(&manifest.to_json(&files)).map_err(io::Error::other)?;
         write_synced(&new.join(MANIFEST), text.as_bytes())?;
-        sync_dir(&new)
+        sync_dir(&new)?;
+        Ok(files.len() > 1)
     })();
-    control::release_temporary(&new, || -> io::Result<()> {
-        if let Err(e) = written {
-            let _ = std::fs::remove_dir_all(&new);
-            return Err(e);
-        }
+    control::release_temporary(&new, || -> io::Result<bool> {
+        let as_delta = match written {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&new);
+                return Err(e);
+            }
+        };
         if exists {
             swap(&new, dir)?;
             // `new` now holds the previous state.
@@ -435,7 +526,8 @@ pub fn save(
         } else {
             std::fs::rename(&new, dir)?;
         }
-        sync_dir(&parent)
+        sync_dir(&parent)?;
+        Ok(as_delta)
     })
     .map_err(failed)
 }
@@ -491,8 +583,8 @@ fn swap(new: &Path, dir: &Path) -> io::Result<()> {
     std::fs::rename(&aside, new)
 }
 
-/// A state's manifest, checked (a state, in this build's format), with the snapshot's length and CRC-32.
-fn read_manifest(dir: &Path) -> Result<(Manifest, u64, u32), StateError> {
+/// A state's manifest, checked (a state, in this build's format), with the files it lists.
+fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
     let name = dir.display().to_string();
     let corrupt = |what: String| StateError::Corrupt {
         dir: name.clone(),
@@ -522,30 +614,38 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, u64, u32), StateError> {
 
 /// A state's manifest alone (what it was made from), without reading its snapshot.
 pub fn open_manifest(dir: &Path) -> Result<Manifest, StateError> {
-    read_manifest(dir).map(|(m, _, _)| m)
+    read_manifest(dir).map(|(m, _)| m)
 }
 
-/// Opens a state: its manifest and its snapshot, checked (format, length, CRC-32) before it is decoded.
-pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot), StateError> {
+/// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before it is
+/// decoded; the files it was opened from.
+pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateError> {
     let name = dir.display().to_string();
     let corrupt = |what: String| StateError::Corrupt {
         dir: name.clone(),
         what,
     };
-    let (manifest, bytes, crc) = read_manifest(dir)?;
-    let snapshot =
-        std::fs::read(dir.join(SNAPSHOT)).map_err(|e| corrupt(format!("{SNAPSHOT}: {e}")))?;
-    if snapshot.len() as u64 != bytes {
-        return Err(corrupt(format!(
-            "{SNAPSHOT} holds {} bytes, the manifest says {bytes}",
-            snapshot.len()
-        )));
+    let (manifest, files) = read_manifest(dir)?;
+    let mut contents: Vec<Vec<u8>> = Vec::with_capacity(files.0.len());
+    for f in &files.0 {
+        let bytes =
+            std::fs::read(dir.join(&f.file)).map_err(|e| corrupt(format!("{}: {e}", f.file)))?;
+        if bytes.len() as u64 != f.bytes {
+            return Err(corrupt(format!(
+                "{} holds {} bytes, the manifest says {}",
+                f.file,
+                bytes.len(),
+                f.bytes
+            )));
+        }
+        if crc32fast::hash(&bytes) != f.crc32 {
+            return Err(corrupt(format!("{} does not match its checksum", f.file)));
+        }
+        contents.push(bytes);
     }
-    if crc32fast::hash(&snapshot) != crc {
-        return Err(corrupt(format!("{SNAPSHOT} does not match its checksum")));
-    }
-    let decoded = format::decode(&snapshot).map_err(|e| corrupt(e.0))?;
-    Ok((manifest, decoded))
+    let snapshot = contents.remove(0);
+    let decoded = format::decode(&snapshot, &contents).map_err(|e| corrupt(e.0))?;
+    Ok((manifest, decoded, files))
 }
 
 #[cfg(test)]
@@ -599,13 +699,13 @@ mod tests {
     fn a_saved_state_opens_to_its_manifest_and_snapshot_and_replaces_the_previous_one() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("state");
-        save(&dir, &manifest(), &store(), &Overlay::new(), &[]).unwrap();
-        let (m, snap) = open(&dir).unwrap();
+        save(&dir, &manifest(), &store(), &Overlay::new(), &[], None).unwrap();
+        let (m, snap, _) = open(&dir).unwrap();
         assert_eq!(m, manifest());
         assert_eq!(snap.store.quads.len(), 1);
         let mut second = manifest();
         second.derived = 7;
-        save(&dir, &second, &store(), &Overlay::new(), &[]).unwrap();
+        save(&dir, &second, &store(), &Overlay::new(), &[], None).unwrap();
         assert_eq!(open(&dir).unwrap().0.derived, 7);
         // Nothing is left beside it.
         let names: Vec<_> = std::fs::read_dir(tmp.path())
@@ -620,7 +720,15 @@ mod tests {
     fn a_folder_that_is_not_a_state_is_not_replaced() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join("keep.txt"), "mine").unwrap();
-        let e = save(tmp.path(), &manifest(), &store(), &Overlay::new(), &[]).unwrap_err();
+        let e = save(
+            tmp.path(),
+            &manifest(),
+            &store(),
+            &Overlay::new(),
+            &[],
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(e, StateError::NotAState { .. }), "{e}");
         assert_eq!(
             std::fs::read_to_string(tmp.path().join("keep.txt")).unwrap(),
@@ -632,7 +740,7 @@ mod tests {
     fn a_damaged_or_other_format_state_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("state");
-        save(&dir, &manifest(), &store(), &Overlay::new(), &[]).unwrap();
+        save(&dir, &manifest(), &store(), &Overlay::new(), &[], None).unwrap();
         let snapshot = dir.join(SNAPSHOT);
         let mut bytes = std::fs::read(&snapshot).unwrap();
         let last = bytes.len() - 1;
@@ -652,5 +760,149 @@ mod tests {
             Err(StateError::Version { found: 99, .. })
         ));
         assert!(matches!(open(tmp.path()), Err(StateError::Missing { .. })));
+    }
+
+    /// The quads of a snapshot, asserted and derived, as sorted text.
+    fn facts(snap: &format::Snapshot) -> Vec<String> {
+        let d = &snap.store.dict;
+        use crate::store::TermSource;
+        let show = |g: crate::store::TermId, t: &[crate::store::TermId; 3]| {
+            format!(
+                "{} {} {} {}",
+                d.display(t[0]),
+                d.display(t[1]),
+                d.display(t[2]),
+                d.display(g)
+            )
+        };
+        let mut out: Vec<String> = snap
+            .store
+            .quads
+            .graphs()
+            .flat_map(|(g, i)| i.triples().iter().map(move |t| format!("A {}", show(g, t))))
+            .chain(snap.overlay.graph_ids().flat_map(|g| {
+                snap.overlay
+                    .runs_of(g)
+                    .flatten()
+                    .map(move |t| format!("D {}", show(g, t)))
+                    .collect::<Vec<_>>()
+            }))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_delta_saved_after_the_snapshot_opens_to_the_changed_state_and_damage_to_it_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        // A big enough snapshot for a small delta to be kept as one.
+        let mut text = String::from("PREFIX : <http://e/>\n");
+        for i in 0..200 {
+            text.push_str(&format!(":n{i} :p :n{} .\n", i + 1));
+        }
+        let mut loader = Loader::new();
+        loader
+            .load_reader("t", text.as_bytes(), DataFormat::Turtle, None, &NoProgress)
+            .unwrap();
+        let mut store = loader.finish();
+        let p = store.dict.lookup_iri("http://e/p").unwrap();
+        let n = |store: &mut Store, i: u32| store.dict.intern_iri(&format!("http://e/n{i}"));
+        let mut overlay = Overlay::new();
+        let (n0, n1, n2) = (n(&mut store, 0), n(&mut store, 1), n(&mut store, 2));
+        overlay.add(crate::store::TermId::DEFAULT_GRAPH, vec![[n0, p, n2]]);
+        save(&dir, &manifest(), &store, &overlay, &[], None).unwrap();
+        let (_, opened, files) = open(&dir).unwrap();
+        let counts = opened.store.dict.counts();
+        // The change: a fact with a new term asserted, one asserted fact and the derived one gone, one derived.
+        let mut changed = opened.store;
+        let q = changed.dict.intern_iri("http://other.example/q");
+        let g = changed.dict.intern_iri("http://e/g");
+        let dg = crate::store::TermId::DEFAULT_GRAPH;
+        let delta = format::Delta {
+            dict: changed.dict.tail_since(counts),
+            prefixes: vec![("e".to_owned(), "http://e/".to_owned())],
+            asserted: (vec![[dg, n0, p, n1]], vec![[g, n1, q, n2]]),
+            derived: (vec![[dg, n0, p, n2]], vec![[dg, n2, q, n0]]),
+        };
+        // What the state holds after the change, written whole.
+        let mut graphs: Vec<(crate::store::TermId, Vec<crate::store::Triple>)> = changed
+            .quads
+            .graphs()
+            .map(|(g, i)| {
+                (
+                    g,
+                    i.triples()
+                        .iter()
+                        .copied()
+                        .filter(|t| *t != [n0, p, n1])
+                        .collect(),
+                )
+            })
+            .collect();
+        graphs.push((g, vec![[n1, q, n2]]));
+        changed.quads = crate::store::QuadStore::from_graphs(graphs);
+        changed.prefixes = delta.prefixes.clone();
+        let mut after = Overlay::new();
+        after.add(dg, vec![[n2, q, n0]]);
+        let kept = save(
+            &dir,
+            &manifest(),
+            &changed,
+            &after,
+            &[],
+            Some((&delta, &files)),
+        )
+        .unwrap();
+        assert!(kept, "saved whole, not as a delta");
+        assert!(dir.join("delta-0001.bin").is_file());
+        let (_, back, files) = open(&dir).unwrap();
+        assert_eq!(files.0.len(), 2);
+        let whole = tmp.path().join("whole");
+        save(&whole, &manifest(), &changed, &after, &[], None).unwrap();
+        let (_, expected, _) = open(&whole).unwrap();
+        assert_eq!(facts(&back), facts(&expected));
+        assert_eq!(back.store.prefixes, expected.store.prefixes);
+        assert_eq!(back.store.dict.to_parts(), changed.dict.to_parts());
+        // A delta that no longer applies to the state on disk is not kept: the state is written whole.
+        let stale = save(
+            &dir,
+            &manifest(),
+            &changed,
+            &after,
+            &[],
+            Some((&delta, &files)),
+        )
+        .unwrap();
+        assert!(stale);
+        let again = save(
+            &dir,
+            &manifest(),
+            &changed,
+            &after,
+            &[],
+            Some((&delta, &Files(vec![]))),
+        )
+        .unwrap();
+        assert!(!again, "a delta over other files was kept");
+        assert!(!dir.join("delta-0001.bin").exists());
+        // Damage to a delta is refused, not misread.
+        save(&dir, &manifest(), &store, &overlay, &[], None).unwrap();
+        let (_, _, files) = open(&dir).unwrap();
+        save(
+            &dir,
+            &manifest(),
+            &changed,
+            &after,
+            &[],
+            Some((&delta, &files)),
+        )
+        .unwrap();
+        let path = dir.join("delta-0001.bin");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(open(&dir), Err(StateError::Corrupt { .. })));
     }
 }

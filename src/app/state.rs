@@ -15,7 +15,8 @@ use crate::exec::datetime::DateTime;
 use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
-use crate::state::{self, Change, Input, Manifest, ResultOptions, StateError};
+use crate::state::format::Delta;
+use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions};
 use crate::store::{Overlay, Quad, QuadStore, Store, Triple, well_known};
 
@@ -145,14 +146,15 @@ fn differences(
     Ok(out)
 }
 
-/// The store, derived facts and program of a state; its reasoning time; its manifest.
+/// The store, derived facts and program of a state; its reasoning time; its manifest; the files it was opened
+/// from.
 fn from_state(
     dir: &Path,
     progress: &Progress,
-) -> Result<(Store, Reasoned, Option<DateTime>, Manifest), Failure> {
+) -> Result<(Store, Reasoned, Option<DateTime>, Manifest, Files), Failure> {
     control::enter(Phase::State);
     progress.message(&format!("opening the state {}", dir.display()));
-    let (manifest, snapshot) = state::open(dir).map_err(failure)?;
+    let (manifest, snapshot, files) = state::open(dir).map_err(failure)?;
     let mut store = snapshot.store;
     let (compiled, errors) = rules::compile_all(&snapshot.rules, &mut store.dict);
     if !errors.is_empty() {
@@ -182,12 +184,13 @@ fn from_state(
         },
         now,
         manifest,
+        files,
     ))
 }
 
 /// A state's store and program, as it was saved.
 pub(super) fn opened(dir: &Path, progress: &Progress) -> Result<(Store, Reasoned), Failure> {
-    from_state(dir, progress).map(|(store, reasoned, _, _)| (store, reasoned))
+    from_state(dir, progress).map(|(store, reasoned, ..)| (store, reasoned))
 }
 
 /// The facts a command answers from. Without `--state`: the data loaded and the rules run. With it: the state,
@@ -211,7 +214,7 @@ pub(super) fn obtain(
     };
     let given = options(load, reasoning);
     if sources.is_empty() && reasoning.sources.paths.is_empty() {
-        let (store, reasoned, now, manifest) = from_state(dir, progress)?;
+        let (store, reasoned, now, manifest, _) = from_state(dir, progress)?;
         let differs = conflicts(&manifest.options, &given);
         if !differs.is_empty() {
             return Err(failure(StateError::Mismatch {
@@ -228,7 +231,7 @@ pub(super) fn obtain(
         Err(e) => return Err(failure(e)),
     };
     if differs.is_empty() {
-        let (store, reasoned, now, _) = from_state(dir, progress)?;
+        let (store, reasoned, now, ..) = from_state(dir, progress)?;
         return Ok((store, reasoned, Source::State, now));
     }
     if refresh {
@@ -240,18 +243,25 @@ pub(super) fn obtain(
     }))
 }
 
-/// What a state's data is made of: its data files, then the change sets applied since.
+/// What a state is made of, as its manifest records it: its data files, the change sets applied since, the
+/// result-changing options.
 pub(super) struct Record {
     inputs: Vec<Input>,
     changes: Vec<Change>,
+    options: ResultOptions,
 }
 
 impl Record {
-    /// The data files given (no change since).
-    pub(super) fn files(sources: &[DataSource]) -> Result<Self, Failure> {
+    /// The data files given (no change since), read with these options.
+    pub(super) fn files(
+        sources: &[DataSource],
+        load: &LoadOptions,
+        reasoning: &ReasoningSettings,
+    ) -> Result<Self, Failure> {
         Ok(Self {
             inputs: inputs(sources)?,
             changes: Vec::new(),
+            options: options(load, reasoning),
         })
     }
 }
@@ -260,10 +270,9 @@ impl Record {
 pub(super) fn save(
     dir: &Path,
     record: Record,
-    load: &LoadOptions,
-    reasoning: &ReasoningSettings,
     store: &Store,
     reasoned: &Reasoned,
+    delta: Option<(&Delta, &Files)>,
     progress: &Progress,
 ) -> Result<bool, Failure> {
     if reasoned.report.as_ref().is_some_and(|r| r.capped.is_some()) {
@@ -277,7 +286,7 @@ pub(super) fn save(
         changes: record.changes,
         rules: reasoned.texts.iter().map(|t| t.id.clone()).collect(),
         program_sha256: state::program_hash(&file_rules(&reasoned.texts)),
-        options: options(load, reasoning),
+        options: record.options,
         terms: store.dict.len() as u64,
         asserted: store.quads.len() as u64,
         derived: reasoned.overlay.len() as u64,
@@ -293,7 +302,7 @@ pub(super) fn save(
             text: r.text.clone(),
         })
         .collect();
-    state::save(dir, &manifest, store, &reasoned.overlay, &program).map_err(failure)?;
+    state::save(dir, &manifest, store, &reasoned.overlay, &program, delta).map_err(failure)?;
     progress.clear();
     Ok(true)
 }
@@ -327,16 +336,16 @@ pub(super) struct Updated {
     /// `Ran`: the state is saved after the output.
     pub(super) source: Source,
     pub(super) mode: Mode,
-    /// The facts the state held before (derived; asserted too with `include_asserted`), ids of `store`'s
-    /// dictionary, sorted by id: for `--diff` and the statistics. Empty when there was no state.
+    /// The derived facts the state held before, ids of `store`'s dictionary, sorted: for `--diff`, the
+    /// statistics and the delta. Empty when there was no state.
     pub(super) before: Vec<Quad>,
-    /// The asserted facts removed and added (by id), when the state's data changed.
-    pub(super) asserted: (usize, usize),
-    /// What the state's manifest records of the data (for the save).
+    /// The asserted facts removed and added, sorted, when the state's data changed.
+    pub(super) asserted: (Vec<Quad>, Vec<Quad>),
+    /// When the state's program and options still hold: the files it was opened from and its dictionary's
+    /// counts then, for saving what changed as a delta.
+    pub(super) base: Option<(Files, (usize, usize))>,
+    /// What the state's manifest records (for the save).
     pub(super) record: Record,
-    /// The load options and reasoning settings in effect (the state's where the command gives none).
-    pub(super) load: LoadOptions,
-    pub(super) reasoning: ReasoningSettings,
     /// Time per phase.
     pub(super) times: Vec<(&'static str, Duration)>,
 }
@@ -464,7 +473,6 @@ pub(super) fn update(
     reasoning: &ReasoningSettings,
     change: &ChangeSet,
     run: Run,
-    include_asserted: bool,
     progress: &Progress,
 ) -> Result<Updated, Failure> {
     let dir = reasoning.state.as_deref().expect("materialize --state");
@@ -489,10 +497,9 @@ pub(super) fn update(
                 source: Source::Ran,
                 mode: Mode::Full("there was no state yet".to_owned()),
                 before: Vec::new(),
-                asserted: (0, 0),
-                record: Record::files(sources)?,
-                load: load_options.clone(),
-                reasoning: reasoning.clone(),
+                asserted: (Vec::new(), Vec::new()),
+                base: None,
+                record: Record::files(sources, load_options, reasoning)?,
                 times,
             });
         }
@@ -526,7 +533,7 @@ pub(super) fn update(
                 differs: differs.join("; "),
             }));
         }
-        let (store, reasoned, _, _) = from_state(dir, progress)?;
+        let (store, reasoned, ..) = from_state(dir, progress)?;
         lap("open", &mut times);
         return Ok(Updated {
             store,
@@ -534,20 +541,21 @@ pub(super) fn update(
             source: Source::State,
             mode: Mode::Unchanged,
             before: Vec::new(),
-            asserted: (0, 0),
+            asserted: (Vec::new(), Vec::new()),
+            base: None,
             record: Record {
                 inputs: manifest.inputs.clone(),
                 changes: manifest.changes.clone(),
+                options: manifest.options.clone(),
             },
-            load: load_options.clone(),
-            reasoning: reasoning.clone(),
             times,
         });
     }
-    let (old_store, old, _, _) = from_state(dir, progress)?;
+    let (old_store, old, _, _, files) = from_state(dir, progress)?;
     lap("open", &mut times);
+    let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
-    let before = output_facts(&old_store, &old.overlay, include_asserted);
+    let before = output_facts(&old_store, &old.overlay, false);
     // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
     control::enter(Phase::Load);
     let (mut store, old_asserted, record) = if change.is_empty() {
@@ -557,7 +565,11 @@ pub(super) fn update(
             ..
         } = old_store;
         let store = load::load_into(dict, sources, &load, progress)?;
-        (store, old_asserted, Record::files(sources)?)
+        (
+            store,
+            old_asserted,
+            Record::files(sources, &load, &settings)?,
+        )
     } else {
         let change_load = LoadOptions {
             format: load_options.format,
@@ -576,6 +588,7 @@ pub(super) fn update(
         let record = Record {
             inputs: manifest.inputs.clone(),
             changes,
+            options: options(&load, &settings),
         };
         (store, old_asserted, record)
     };
@@ -599,7 +612,8 @@ pub(super) fn update(
         differs.push("the data's stored rules (f:rule) changed".to_owned());
     }
     let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
-    let asserted = (asserted.0.len(), asserted.1.len());
+    // A delta holds no rules: it is written only under the state's own program and options.
+    let base = differs.is_empty().then_some((files, counts));
     let full = if !differs.is_empty() {
         Some(differs.join("; "))
     } else if settings.owl2rl {
@@ -618,16 +632,16 @@ pub(super) fn update(
             mode: Mode::Full(why),
             before,
             asserted,
+            base,
             record,
-            load,
-            reasoning: settings,
             times,
         });
     }
     control::enter(Phase::Reason);
     progress.message(&format!(
         "maintaining the derived facts: {} asserted facts removed, {} added",
-        asserted.0, asserted.1
+        asserted.0.len(),
+        asserted.1.len()
     ));
     let options = run_options(&settings, run, &store);
     let Reasoned {
@@ -664,9 +678,8 @@ pub(super) fn update(
         mode,
         before,
         asserted,
+        base,
         record,
-        load,
-        reasoning: settings,
         times,
     })
 }

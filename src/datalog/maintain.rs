@@ -41,6 +41,8 @@ pub struct Maintenance {
     pub overdeleted: usize,
     /// Of those and the removed asserted facts, derived again in one step.
     pub rederived: usize,
+    /// Time overdeleting, rederiving, inserting.
+    pub times: [std::time::Duration; 3],
 }
 
 /// The asserted facts of `old` not in `new`, and of `new` not in `old`, each sorted.
@@ -274,6 +276,7 @@ fn maintain(
     }
     std::mem::swap(&mut store.quads, &mut old_asserted);
     stats.overdeleted = deleted.len();
+    stats.times[0] = started.elapsed();
 
     // What is left of the old derived facts: not overdeleted, and not asserted now.
     let mut kept = Overlay::new();
@@ -305,12 +308,25 @@ fn maintain(
             .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
     });
     let wanted: HashSet<Quad> = candidates.iter().copied().collect();
+    // The candidates by graph and predicate: a head with a constant predicate unifies with those only.
+    let mut by_predicate: hashbrown::HashMap<(TermId, TermId), Vec<Quad>> =
+        hashbrown::HashMap::new();
+    for &q in &candidates {
+        by_predicate.entry((q[0], q[2])).or_default().push(q);
+    }
     let mut seeded_bodies: Vec<(usize, Op)> = Vec::new();
     for (r, rule) in program.rules.iter().enumerate() {
         for head in &rule.heads {
+            let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
+            let these: &[Quad] = match &head.terms[1] {
+                crate::ir::lower::TemplateTerm::Const(p) => {
+                    by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice)
+                }
+                _ => &candidates,
+            };
             let mut vars: Vec<VarId> = Vec::new();
             let mut rows: Vec<Vec<Option<crate::store::TermId>>> = Vec::new();
-            for &q in &candidates {
+            for &q in these {
                 let Some(binding) = unify(head, q, &store.dict) else {
                     continue;
                 };
@@ -339,6 +355,7 @@ fn maintain(
     rederived.sort_unstable();
     rederived.dedup();
     stats.rederived = rederived.len();
+    stats.times[1] = started.elapsed() - stats.times[0];
     let mut prior = kept;
     for chunk in rederived.chunk_by(|a, b| a[0] == b[0]) {
         prior.add(
@@ -354,5 +371,6 @@ fn maintain(
         ..options.clone()
     };
     let (overlay, report) = run_over(program, store, &insert, progress, prior);
+    stats.times[2] = started.elapsed() - stats.times[0] - stats.times[1];
     Ok((overlay, report, stats))
 }

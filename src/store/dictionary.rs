@@ -101,7 +101,7 @@ impl Interner {
 
 /// A dictionary as the bytes it is made of, for a saved state: every entry back to back, where each starts, for
 /// the terms and for the IRI namespaces; the first id and the blank-node count.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DictionaryParts {
     /// The terms' encoded entries.
     pub terms: Vec<u8>,
@@ -115,6 +115,25 @@ pub struct DictionaryParts {
     pub base: u32,
     /// Blank nodes numbered so far.
     pub blank_nodes: u32,
+}
+
+impl DictionaryParts {
+    /// How many terms and namespaces the parts hold (a [`Dictionary::tail_since`] mark).
+    pub fn counts(&self) -> (usize, usize) {
+        (self.term_starts.len(), self.namespace_starts.len())
+    }
+
+    /// Appends a [`Dictionary::tail_since`] taken at these parts' counts.
+    pub fn append(&mut self, tail: DictionaryParts) {
+        let (t, n) = (self.terms.len() as u64, self.namespaces.len() as u64);
+        self.terms.extend_from_slice(&tail.terms);
+        self.term_starts
+            .extend(tail.term_starts.iter().map(|s| s + t));
+        self.namespaces.extend_from_slice(&tail.namespaces);
+        self.namespace_starts
+            .extend(tail.namespace_starts.iter().map(|s| s + n));
+        self.blank_nodes = tail.blank_nodes;
+    }
 }
 
 fn entry<'a>(bytes: &'a [u8], starts: &[u64], i: u32) -> &'a [u8] {
@@ -198,6 +217,36 @@ impl Dictionary {
             term_starts: self.terms.starts.clone(),
             namespaces: self.namespaces.bytes.clone(),
             namespace_starts: self.namespaces.starts.clone(),
+            base: self.base,
+            blank_nodes: self.blank_nodes,
+        }
+    }
+
+    /// How many terms and namespaces it holds: the mark [`Dictionary::tail_since`] takes.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.terms.len(), self.namespaces.len())
+    }
+
+    /// The entries added since it held `counts` terms and namespaces, as parts whose starts count from the
+    /// first of them ([`DictionaryParts::append`] puts them back after the parts they extend).
+    pub fn tail_since(&self, (terms, namespaces): (usize, usize)) -> DictionaryParts {
+        let tail = |i: &Interner, from: usize| -> (Vec<u8>, Vec<u64>) {
+            let at = i.starts.get(from).map_or(i.bytes.len() as u64, |&s| s);
+            (
+                i.bytes[at as usize..].to_vec(),
+                i.starts[from.min(i.starts.len())..]
+                    .iter()
+                    .map(|s| s - at)
+                    .collect(),
+            )
+        };
+        let (terms, term_starts) = tail(&self.terms, terms);
+        let (namespaces, namespace_starts) = tail(&self.namespaces, namespaces);
+        DictionaryParts {
+            terms,
+            term_starts,
+            namespaces,
+            namespace_starts,
             base: self.base,
             blank_nodes: self.blank_nodes,
         }
@@ -652,6 +701,28 @@ pub fn blank_scope_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tail_appended_to_the_parts_it_extends_rebuilds_the_grown_dictionary() {
+        let mut dict = Dictionary::new();
+        dict.intern_iri("http://a.example/x");
+        let before = dict.to_parts();
+        let mark = dict.counts();
+        dict.intern_iri("http://b.example/y");
+        dict.intern_iri("http://a.example/z");
+        dict.new_blank_node();
+        let mut parts = before;
+        parts.append(dict.tail_since(mark));
+        assert_eq!(parts, dict.to_parts());
+        let back = Dictionary::from_parts(parts).unwrap();
+        assert_eq!(
+            back.lookup_iri("http://b.example/y"),
+            dict.lookup_iri("http://b.example/y")
+        );
+        // Nothing added: an empty tail.
+        let empty = dict.tail_since(dict.counts());
+        assert!(empty.terms.is_empty() && empty.term_starts.is_empty());
+    }
 
     #[test]
     fn well_known_iris_have_their_constant_ids() {
