@@ -3,8 +3,9 @@
 //! ≤ 150 ms end to end). Then maintenance: deleting and adding 0.1 %, 1 % and 10 % of the asserted triples (random
 //! lines), one whole department, and 1,000 triples, each applied as a change set (`--remove` / `--add`) and as a
 //! full new dump, against the from-scratch run (targets: a 1 % change set in ≤ 15 % of it, a 1 % different dump in
-//! ≤ 50 %, 1,000 triples added in ≤ 0.5 s), with each run's peak resident size. Every run writes its full output
-//! to a file. Median of `REASONCTL_STATE_RUNS` runs (default 3). `cargo bench --bench state`.
+//! ≤ 50 %, 1,000 triples added in ≤ 0.5 s), with each run's peak resident size. Runs write their full output to a
+//! file, but for the `--diff -` rows, whose output is the RDF Patch. Median of `REASONCTL_STATE_RUNS` runs
+//! (default 3). `cargo bench --bench state`.
 
 mod lubm_gen;
 mod measure;
@@ -229,7 +230,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
     drop(text);
     println!();
     println!(
-        "{:<8} {:<13} {:<16} {:>8} {:>10} {:>9} {:>12}",
+        "{:<8} {:<13} {:<18} {:>8} {:>10} {:>9} {:>12}",
         "rules", "change", "applied as", "wall s", "of scratch", "peak MiB", "mode"
     );
     for set in ["LUBM_L", "LUBM_LE"] {
@@ -248,7 +249,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
         scratch.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (scratch, scratch_peak) = scratch[scratch.len() / 2];
         println!(
-            "{:<8} {:<13} {:<16} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
+            "{:<8} {:<13} {:<18} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
             set, "-", "from scratch", scratch, 100.0, scratch_peak, "-"
         );
         let full = work.join(format!("{set}-full.state"));
@@ -282,11 +283,16 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                 without.to_str().unwrap(),
             ]);
             assert_eq!(made.code, 0, "{}", made.stderr);
-            let cases: [(&str, &Path, Vec<&str>); 4] = [
+            let cases: [(&str, &Path, Vec<&str>); 6] = [
                 (
                     "--remove",
                     &full,
                     vec!["materialize", "-q", "--remove", change, "-o", out],
+                ),
+                (
+                    "--remove --diff -",
+                    &full,
+                    vec!["materialize", "-q", "--remove", change, "--diff", "-"],
                 ),
                 (
                     "dump without it",
@@ -299,6 +305,11 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                     vec!["materialize", "-q", "--add", change, "-o", out],
                 ),
                 (
+                    "--add --diff -",
+                    &without,
+                    vec!["materialize", "-q", "--add", change, "--diff", "-"],
+                ),
+                (
                     "dump with it",
                     &without,
                     vec!["materialize", "-q", data, "--rules", rules, "-o", out],
@@ -307,7 +318,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
             for (how, state, args) in cases {
                 let (wall, peak, mode) = maintained(runs, state, &copy, &args);
                 println!(
-                    "{:<8} {:<13} {:<16} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
+                    "{:<8} {:<13} {:<18} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
                     set,
                     name,
                     how,

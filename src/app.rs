@@ -218,8 +218,10 @@ pub struct MaterializeSettings {
     pub include_asserted: bool,
     /// `--add` / `--remove`: a change set applied to the state.
     pub change: ChangeSet,
-    /// `--diff`: where the change to the output since the state goes, as RDF Patch.
+    /// `--diff`: where the change to the output since the state goes, as RDF Patch (`-`: standard output).
     pub diff: Option<PathBuf>,
+    /// Whether the facts are written (not with `--diff -` and no `-o` / `--out-dir`).
+    pub output: bool,
 }
 
 /// Files of facts to add to and remove from a state's data.
@@ -1132,26 +1134,36 @@ fn materialize_state(
         derived.clone()
     };
     drop(before);
-    let mut quads = if settings.include_asserted {
-        state::output_facts(&store, &reasoned.overlay, true)
+    if settings.output {
+        let mut quads = if settings.include_asserted {
+            state::output_facts(&store, &reasoned.overlay, true)
+        } else {
+            after
+        };
+        write_facts(settings, &store, &mut quads)?;
     } else {
-        after
-    };
-    write_facts(settings, &store, &mut quads)?;
-    drop(quads);
+        drop(after);
+    }
     let (removed_count, added_count) = (removed.len(), added.len());
     if let Some(path) = &settings.diff {
         rdf::sort_quads(&store.dict, &mut removed);
         rdf::sort_quads(&store.dict, &mut added);
-        files::write_atomically(path, |w| {
-            rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ())
-        })
-        .map_err(|e| {
-            Failure::from(output::OutputError::Write {
-                path: path.clone(),
-                reason: e.to_string(),
+        if path.as_os_str() == "-" {
+            let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            rdf::write_patch(&store.dict, &removed, &added, out)
+                .and_then(|mut out| out.flush())
+                .map_err(output::OutputError::Stdout)?;
+        } else {
+            files::write_atomically(path, |w| {
+                rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ())
             })
-        })?;
+            .map_err(|e| {
+                Failure::from(output::OutputError::Write {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })
+            })?;
+        }
     }
     drop((removed, added));
     times.push(("output", clock.elapsed()));

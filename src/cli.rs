@@ -110,7 +110,8 @@ pub struct MaterializeArgs {
     pub remove: Vec<PathBuf>,
 
     /// With --state: write the change to the output since the state (derived facts; asserted ones too with
-    /// --include-asserted) to FILE as RDF Patch: `D` rows removed, then `A` rows added.
+    /// --include-asserted) to FILE as RDF Patch: `D` rows removed, then `A` rows added. `--diff -` writes it to
+    /// standard output instead of the facts, which are then written only with -o or --out-dir.
     #[arg(long, value_name = "FILE", requires = "state")]
     pub diff: Option<PathBuf>,
 

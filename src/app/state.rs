@@ -436,18 +436,33 @@ fn apply(
         .collect();
     graphs.sort_unstable();
     graphs.dedup();
-    let quads = QuadStore::from_graphs(graphs.into_iter().map(|g| {
-        let gone = removed.quads.graph(g);
-        let mut triples: Vec<Triple> = old
+    // Removed, then added: a fact in both files stays; facts not held are not removed, held ones not added.
+    let empty = crate::store::TripleIndex::default();
+    let mut indexes = Vec::with_capacity(graphs.len());
+    for g in graphs {
+        let before = old.graph(g).unwrap_or(&empty);
+        let plus = added.quads.graph(g).map_or(&[][..], |i| i.triples());
+        let gone: Vec<Triple> = removed
+            .quads
             .graph(g)
             .map_or(&[][..], |i| i.triples())
             .iter()
             .copied()
-            .filter(|t| !gone.is_some_and(|i| i.contains(*t)))
+            .filter(|t| before.contains(*t) && plus.binary_search(t).is_err())
             .collect();
-        triples.extend(added.quads.graph(g).map_or(&[][..], |i| i.triples()));
-        (g, triples)
-    }));
+        let new: Vec<Triple> = plus
+            .iter()
+            .copied()
+            .filter(|t| !before.contains(*t))
+            .collect();
+        let index = before
+            .patched(&gone, &new)
+            .expect("removals held and additions new, by construction");
+        if !index.is_empty() {
+            indexes.push((g, index));
+        }
+    }
+    let quads = QuadStore::from_indexes(indexes);
     let mut prefixes = prefixes;
     for p in added.prefixes {
         if !prefixes.iter().any(|(name, _)| *name == p.0) {

@@ -402,6 +402,9 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             });
         }
     }
+    // `--diff -` puts the patch on standard output: the facts are written only where -o / --out-dir say.
+    let output = !(args.diff.as_deref().is_some_and(|d| d.as_os_str() == "-")
+        && matches!(target, OutputTarget::Stdout));
     Ok(MaterializeSettings {
         reasoning,
         sources,
@@ -413,6 +416,7 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             add: args.add,
             remove: args.remove,
         },
+        output,
         diff: args.diff,
     })
 }

@@ -533,23 +533,52 @@ pub fn run_over(
     (overlay, report)
 }
 
-/// What changed facts can be read as: anything of the default graph, anything of a named graph.
+/// What changed facts can be read as: for each graph (the default one, or a named one), each predicate, and for
+/// `rdf:type` facts each class; past 256 keys in a graph, anything of it.
 pub(super) fn change_accesses(changes: &[Quad]) -> Vec<super::footprint::Access> {
     use super::footprint::{Access, Key, Scope};
+    const MOST: usize = 256;
+    let mut keys: Vec<(TermId, Key)> = changes
+        .iter()
+        .map(|&[g, _, p, o]| {
+            let key = if p == crate::store::well_known::RDF_TYPE {
+                Key::Class(o)
+            } else {
+                Key::Predicate(p)
+            };
+            (g, key)
+        })
+        .collect();
+    keys.sort_unstable_by_key(|(g, k)| {
+        (
+            *g,
+            match k {
+                Key::Any => (0, 0),
+                Key::Predicate(p) => (1, p.0),
+                Key::Class(c) => (2, c.0),
+            },
+        )
+    });
+    keys.dedup();
     let mut out = Vec::new();
-    let mut push = |scope| {
-        out.push(Access {
+    for graph in keys.chunk_by(|a, b| a.0 == b.0) {
+        let g = graph[0].0;
+        let scope = if g == TermId::DEFAULT_GRAPH {
+            Scope::Default
+        } else {
+            Scope::Named(g)
+        };
+        let access = |key| Access {
             scope,
-            key: Key::Any,
+            key,
             negated: false,
             aggregated: false,
-        })
-    };
-    if changes.iter().any(|q| q[0] == TermId::DEFAULT_GRAPH) {
-        push(Scope::Default);
-    }
-    if changes.iter().any(|q| q[0] != TermId::DEFAULT_GRAPH) {
-        push(Scope::AnyNamed);
+        };
+        if graph.len() > MOST {
+            out.push(access(Key::Any));
+        } else {
+            out.extend(graph.iter().map(|&(_, k)| access(k)));
+        }
     }
     out
 }

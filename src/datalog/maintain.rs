@@ -278,20 +278,14 @@ fn maintain(
     stats.overdeleted = deleted.len();
     stats.times[0] = started.elapsed();
 
-    // What is left of the old derived facts: not overdeleted, and not asserted now.
-    let mut kept = Overlay::new();
-    for g in old.graph_ids() {
-        let asserted = store.quads.graph(g);
-        let triples: Vec<Triple> = old
-            .runs_of(g)
-            .flatten()
-            .copied()
-            .filter(|t| !deleted.contains(&[g, t[0], t[1], t[2]]))
-            .filter(|t| !asserted.is_some_and(|i| i.contains(*t)))
-            .collect();
-        kept.add(g, triples);
-    }
-    drop(old);
+    // What is left of the old derived facts: not overdeleted, and not asserted now (only an added fact can be).
+    let mut kept = old;
+    let now_asserted: HashSet<Quad> = added.iter().copied().collect();
+    kept.retain(|g, &[s, p, o]| {
+        let q = [g, s, p, o];
+        !deleted.contains(&q) && !now_asserted.contains(&q)
+    });
+    drop(now_asserted);
 
     // Rederive, in one step over the new asserted facts and what is kept: the overdeleted facts, and the removed
     // asserted facts (derivable now that they are not asserted).
@@ -308,20 +302,25 @@ fn maintain(
             .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
     });
     let wanted: HashSet<Quad> = candidates.iter().copied().collect();
-    // The candidates by graph and predicate: a head with a constant predicate unifies with those only.
+    // The candidates by graph and predicate, and by graph, predicate and object: a head with a constant
+    // predicate (and object) unifies with those only.
     let mut by_predicate: hashbrown::HashMap<(TermId, TermId), Vec<Quad>> =
         hashbrown::HashMap::new();
+    let mut by_object: hashbrown::HashMap<[TermId; 3], Vec<Quad>> = hashbrown::HashMap::new();
     for &q in &candidates {
         by_predicate.entry((q[0], q[2])).or_default().push(q);
+        by_object.entry([q[0], q[2], q[3]]).or_default().push(q);
     }
     let mut seeded_bodies: Vec<(usize, Op)> = Vec::new();
     for (r, rule) in program.rules.iter().enumerate() {
         for head in &rule.heads {
+            use crate::ir::lower::TemplateTerm::Const;
             let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
-            let these: &[Quad] = match &head.terms[1] {
-                crate::ir::lower::TemplateTerm::Const(p) => {
-                    by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice)
+            let these: &[Quad] = match &head.terms {
+                [_, Const(p), Const(o)] => {
+                    by_object.get(&[graph, *p, *o]).map_or(&[], Vec::as_slice)
                 }
+                [_, Const(p), _] => by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice),
                 _ => &candidates,
             };
             let mut vars: Vec<VarId> = Vec::new();

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::rules::source::RuleText;
 use crate::rules::{Language, Origin};
 use crate::store::dictionary::DictionaryParts;
+use crate::store::quads::patch_sorted;
 use crate::store::{
     Dictionary, Overlay, Perm, Quad, QuadStore, Store, TermId, Triple, TripleIndex,
 };
@@ -242,37 +243,6 @@ fn graphs_of(quads: &[Quad]) -> Vec<TermId> {
     out
 }
 
-/// Sorted keys without `removed` (each must be there) and with `added` (none may be), all in one order.
-fn patch_keys(
-    keys: &[Triple],
-    mut removed: Vec<Triple>,
-    mut added: Vec<Triple>,
-) -> Result<Vec<Triple>, Damaged> {
-    removed.sort_unstable();
-    added.sort_unstable();
-    let mut out = Vec::with_capacity(keys.len() + added.len() - removed.len().min(keys.len()));
-    let (mut r, mut a) = (0, 0);
-    for k in keys {
-        while a < added.len() && added[a] < *k {
-            out.push(added[a]);
-            a += 1;
-        }
-        if a < added.len() && added[a] == *k {
-            return Err(Damaged("a delta adds a fact the state holds".to_owned()));
-        }
-        if r < removed.len() && removed[r] == *k {
-            r += 1;
-            continue;
-        }
-        out.push(*k);
-    }
-    out.extend_from_slice(&added[a..]);
-    if r != removed.len() {
-        return Err(Damaged("a delta removes a fact the state lacks".to_owned()));
-    }
-    Ok(out)
-}
-
 /// A graph's derived triples (SPO order, POS and OSP permutations) without `removed` and with `added`: the
 /// permutations are carried over, not sorted again.
 fn patch_derived(
@@ -445,9 +415,14 @@ impl Parts {
             let keyed = |ts: &[Triple], perm: Perm| -> Vec<Triple> {
                 ts.iter().map(|&t| perm.to_key(t)).collect()
             };
-            let spo = patch_keys(&spo, gone.clone(), new.clone())?;
-            let pos = patch_keys(&pos, keyed(&gone, Perm::Pos), keyed(&new, Perm::Pos))?;
-            let osp = patch_keys(&osp, keyed(&gone, Perm::Osp), keyed(&new, Perm::Osp))?;
+            let misfit = || {
+                Damaged("a delta removes a fact the state lacks or adds one it holds".to_owned())
+            };
+            let spo = patch_sorted(&spo, gone.clone(), new.clone()).ok_or_else(misfit)?;
+            let pos = patch_sorted(&pos, keyed(&gone, Perm::Pos), keyed(&new, Perm::Pos))
+                .ok_or_else(misfit)?;
+            let osp = patch_sorted(&osp, keyed(&gone, Perm::Osp), keyed(&new, Perm::Osp))
+                .ok_or_else(misfit)?;
             if !spo.is_empty() {
                 self.asserted.push((g, [spo, pos, osp]));
             }

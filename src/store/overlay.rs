@@ -175,6 +175,38 @@ impl Run {
         self.spo.len()
     }
 
+    /// Keeps the triples `keep` accepts; the permutations built so far are carried over (no sort).
+    fn retain(&mut self, keep: &impl Fn(&Triple) -> bool) {
+        const GONE: u32 = u32::MAX;
+        let mut remap = vec![GONE; self.spo.len()];
+        let mut at = 0u32;
+        for (i, t) in self.spo.iter().enumerate() {
+            if keep(t) {
+                remap[i] = at;
+                at += 1;
+            }
+        }
+        if at as usize == self.spo.len() {
+            return;
+        }
+        let mut i = 0;
+        self.spo.retain(|_| {
+            i += 1;
+            remap[i - 1] != GONE
+        });
+        for lock in [&mut self.pos, &mut self.osp] {
+            if let Some(order) = lock.take() {
+                let kept: Vec<u32> = order
+                    .into_iter()
+                    .map(|i| remap[i as usize])
+                    .filter(|&i| i != GONE)
+                    .collect();
+                let _ = lock.set(kept);
+            }
+        }
+        self.preds = predicates(&self.spo);
+    }
+
     fn cursor(&self, pattern: &Pattern) -> Cursor<'_> {
         if let Some(p) = pattern[1] {
             if self.preds.binary_search(&p).is_err() {
@@ -270,6 +302,19 @@ impl Overlay {
             .binary_search_by_key(&graph, |(g, _)| *g)
             .ok()
             .map(|i| &self.graphs[i].1)
+    }
+
+    /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
+    pub fn retain(&mut self, keep: impl Fn(TermId, &Triple) -> bool) {
+        for (g, derived) in &mut self.graphs {
+            let g = *g;
+            for run in &mut derived.runs {
+                run.retain(&|t| keep(g, t));
+            }
+            derived.runs.retain(|r| r.len() > 0);
+            derived.runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        }
+        self.graphs.retain(|(_, d)| !d.runs.is_empty());
     }
 
     /// How many derived facts in all graphs.
