@@ -1,6 +1,7 @@
 //! One test per fixture folder: `fixtures/<area>/<case>/` runs `reasonctl` with the arguments in `args` (one per
 //! line, run inside the folder) and compares standard output with `expected.out`, the exit code with
-//! `expected.exit` (default 0), and requires every line of `expected.err` (if present) to appear in stderr.
+//! `expected.exit` (default 0), and requires every line of `expected.err` (if present) to appear in stderr. A case
+//! with a file `in-copy` changes its folder (a state it maintains): it runs in a copy of it.
 //!
 //! `fixtures/equivalence/<case>/` holds a data file `data.*`, a SPARQL rule file `rule.rq` and a JSON-LD rule file
 //! `rule.json` (or `rule-*.json`, several writings of the same rule): each rule file alone must derive exactly
@@ -62,6 +63,20 @@ fn diff(expected: &str, actual: &str) -> String {
     out
 }
 
+/// Copies a folder's files and folders into `to` (which exists).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in fs::read_dir(from)?.flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 fn run(dir: &Path) -> Result<(), Failed> {
     let args: Vec<String> = fs::read_to_string(dir.join("args"))?
         .lines()
@@ -69,9 +84,16 @@ fn run(dir: &Path) -> Result<(), Failed> {
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(str::to_owned)
         .collect();
+    let copy = if dir.join("in-copy").is_file() {
+        let tmp = tempfile::tempdir()?;
+        copy_tree(dir, tmp.path())?;
+        Some(tmp)
+    } else {
+        None
+    };
     let output = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
         .args(&args)
-        .current_dir(dir)
+        .current_dir(copy.as_ref().map_or(dir, |t| t.path()))
         .output()?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -789,3 +789,117 @@ fn a_change_set_with_data_or_a_diff_over_another_output_is_refused() {
         stderr(&out)
     );
 }
+
+/// Programs for the command-level differential test: recursive, a closure, stratified negation, an aggregate,
+/// named-graph heads, and OWL 2 RL with a rule over its facts (`--owl2rl` given when the name says so).
+const PROGRAMS: &[(&str, &str)] = &[
+    (
+        "recursive",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule base\nCONSTRUCT { ?x ex:r ?y } WHERE { ?x ex:p ?y }\n\
+         #@rule step\nCONSTRUCT { ?x ex:r ?z } WHERE { ?x ex:r ?y . ?y ex:q ?z }\n",
+    ),
+    (
+        "closure",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule t\nCONSTRUCT { ?x ex:p ?z } WHERE { ?x ex:p ?y . ?y ex:p ?z }\n",
+    ),
+    (
+        "negation",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule reach\nCONSTRUCT { ?x ex:r ?z } WHERE { ?x ex:p ?z }\n\
+         #@rule step\nCONSTRUCT { ?x ex:r ?z } WHERE { ?x ex:r ?y . ?y ex:p ?z }\n\
+         #@rule lone\nCONSTRUCT { ?x ex:lone true } WHERE { ?x ex:q ?y FILTER NOT EXISTS { ?x ex:r ?w } }\n",
+    ),
+    (
+        "aggregate",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule fan\nCONSTRUCT { ?x ex:fan ?n } WHERE { { SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x ex:p ?y } GROUP BY ?x } }\n",
+    ),
+    (
+        "graphs",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule into\nCONSTRUCT { GRAPH ex:g { ?y ex:back ?x } } WHERE { ?x ex:q ?y }\n\
+         #@rule out\nCONSTRUCT { ?x ex:seen ?y } WHERE { GRAPH ex:g { ?x ex:back ?y } }\n",
+    ),
+    (
+        "owl2rl",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule typed\nCONSTRUCT { ?x ex:kind ?c } WHERE { ?x a ?c }\n",
+    ),
+];
+
+/// TriG over a few nodes and ex:p, ex:q; with `base`, a small ontology (ex:p transitive, ex:q's domain ex:C) and
+/// a fact in the named graph ex:g.
+fn data_text(facts: &[(u8, u8, u8)], base: bool) -> String {
+    let mut text = String::from(
+        "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n",
+    );
+    if base {
+        text.push_str(
+            "ex:p a owl:TransitiveProperty . ex:q rdfs:domain ex:C .\nex:g { ex:n0 ex:back ex:n1 }\n",
+        );
+    }
+    for &(s, p, o) in facts {
+        let p = ["p", "q"][usize::from(p % 2)];
+        text.push_str(&format!("ex:n{s} ex:{p} ex:n{o} .\n"));
+    }
+    text
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    #[test]
+    fn a_maintained_state_writes_what_a_run_from_scratch_writes_and_its_patch_leads_there(
+        program in 0usize..6,
+        old in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..12),
+        keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 12),
+        new in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..6),
+        as_change_set in proptest::prelude::any::<bool>(),
+    ) {
+        let (name, rules) = PROGRAMS[program];
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(d.join("rules.rq"), rules).unwrap();
+        let kept: Vec<(u8, u8, u8)> =
+            old.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| *f).collect();
+        let gone: Vec<(u8, u8, u8)> =
+            old.iter().zip(&keep).filter(|(_, k)| !**k).map(|(f, _)| *f).collect();
+        let now: Vec<(u8, u8, u8)> = kept.iter().chain(&new).copied().collect();
+        fs::write(d.join("old.trig"), data_text(&old, true)).unwrap();
+        fs::write(d.join("new.trig"), data_text(&now, true)).unwrap();
+        // The change set: facts gone (unless also new), and the new facts (the ontology stays).
+        let gone: Vec<(u8, u8, u8)> = gone.into_iter().filter(|f| !now.contains(f)).collect();
+        fs::write(d.join("minus.trig"), data_text(&gone, false)).unwrap();
+        fs::write(d.join("plus.trig"), data_text(&new, false)).unwrap();
+        let mut common = vec!["--rules", "rules.rq", "--format", "nquads"];
+        if name == "owl2rl" {
+            common.push("--owl2rl");
+        }
+        let with = |first: &[&str]| -> Vec<String> {
+            first.iter().chain(&common).map(|s| (*s).to_owned()).collect()
+        };
+        let go = |args: Vec<String>| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run(d, &args);
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let before = go(with(&["materialize", "old.trig", "--state", "st"]));
+        let maintained = if as_change_set {
+            let mut args = vec!["materialize", "--state", "st", "--remove", "minus.trig", "--add", "plus.trig", "--diff", "patch.rdfp", "--format", "nquads"];
+            if name == "owl2rl" {
+                args.push("--owl2rl");
+            }
+            go(args.iter().map(|s| (*s).to_owned()).collect())
+        } else {
+            go(with(&["materialize", "new.trig", "--state", "st", "--diff", "patch.rdfp"]))
+        };
+        let fresh = go(with(&["materialize", "new.trig"]));
+        proptest::prop_assert_eq!(&maintained, &fresh, "{} ({})", name, if as_change_set { "change set" } else { "dump" });
+        let patch = fs::read_to_string(d.join("patch.rdfp")).unwrap();
+        proptest::prop_assert_eq!(patched(&before, &patch), lines(&fresh));
+    }
+}

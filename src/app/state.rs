@@ -534,9 +534,11 @@ pub(super) fn update(
             differs: differs.join("; "),
         }));
     }
+    // The data files, hashed once.
+    let given_inputs = inputs(sources)?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
-        && inputs(sources)?
+        && given_inputs
             .iter()
             .map(|i| &i.sha256)
             .eq(manifest.inputs.iter().map(|i| &i.sha256));
@@ -580,11 +582,12 @@ pub(super) fn update(
             ..
         } = old_store;
         let store = load::load_into(dict, sources, &load, progress)?;
-        (
-            store,
-            old_asserted,
-            Record::files(sources, &load, &settings)?,
-        )
+        let record = Record {
+            inputs: given_inputs,
+            changes: Vec::new(),
+            options: options(&load, &settings),
+        };
+        (store, old_asserted, record)
     } else {
         let change_load = LoadOptions {
             format: load_options.format,
