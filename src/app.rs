@@ -1206,6 +1206,7 @@ fn materialize_state(
     if let state::Mode::Incremental(m) = &mode {
         extra.insert("overdeleted".into(), m.overdeleted.into());
         extra.insert("rederived".into(), m.rederived.into());
+        extra.insert("reevaluated_rules".into(), m.reevaluated.into());
         for (name, t) in ["overdelete", "rederive", "insert"]
             .into_iter()
             .zip(m.times)

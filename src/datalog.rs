@@ -250,6 +250,37 @@ pub struct Report {
     pub elapsed: Duration,
 }
 
+impl Report {
+    /// This run's report followed by that of a later run of `later` over its facts: counts added, stages and
+    /// rules one after the other. A capped first run leaves every rule of `later` pending.
+    pub fn then(self, later: Report, program: &Program) -> Report {
+        let mut pending = self.pending_rules;
+        if self.capped.is_some() {
+            pending.extend(program.rules.iter().map(|r| r.id.clone()));
+        } else {
+            pending.extend(later.pending_rules);
+        }
+        let mut capped_rules = self.capped_rules;
+        capped_rules.extend(later.capped_rules);
+        let mut stages = self.stages;
+        stages.extend(later.stages);
+        let mut rules = self.rules;
+        rules.extend(later.rules);
+        let mut warnings = self.warnings;
+        warnings.extend(later.warnings);
+        Report {
+            derived: self.derived + later.derived,
+            capped: self.capped.or(later.capped),
+            capped_rules,
+            pending_rules: pending,
+            stages,
+            rules,
+            warnings,
+            elapsed: self.elapsed + later.elapsed,
+        }
+    }
+}
+
 /// One stage of a run.
 #[derive(Clone, Debug, Default)]
 pub struct StageReport {

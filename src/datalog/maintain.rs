@@ -10,9 +10,11 @@
 //! ```
 //!
 //! A rule whose body cannot be seeded at the changed atoms (a GRAPH pattern, UNION, EXISTS, a path) runs whole:
-//! all its facts are overdeleted and rederived, which is exact, only slower. A program that negates or aggregates
-//! over facts the change can reach, or calls a volatile function, is not maintained (the caller derives it
-//! again); elsewhere a negation reads nothing the change touches, so the positive algorithm is exact.
+//! all its facts are overdeleted and rederived, which is exact, only slower. A rule that negates or aggregates
+//! facts the change can reach is evaluated again instead, with every rule that reads or writes what it writes:
+//! the other rules are maintained first, then these run over them (a stratified program's later strata over its
+//! earlier ones). Elsewhere a negation reads nothing the change touches, so the positive algorithm is exact. A
+//! program that calls a volatile function is derived again.
 
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
@@ -41,6 +43,9 @@ pub struct Maintenance {
     pub overdeleted: usize,
     /// Of those and the removed asserted facts, derived again in one step.
     pub rederived: usize,
+    /// Rules evaluated again from scratch (the stages from the first that negates or aggregates facts the change
+    /// reaches).
+    pub reevaluated: usize,
     /// Time overdeleting, rederiving, inserting.
     pub times: [std::time::Duration; 3],
 }
@@ -85,42 +90,79 @@ pub fn asserted_changes(old: &QuadStore, new: &QuadStore) -> (Vec<Quad>, Vec<Qua
     (removed, added)
 }
 
-/// Why this program cannot be maintained under this change, if it cannot: a rule that calls a volatile function,
-/// or a negation or an aggregate that the change can reach (through the rules it feeds).
-pub fn refusal(program: &Program, changed: &[Quad]) -> Option<&'static str> {
-    if program.footprints.iter().any(|f| !f.repeatable) {
-        return Some("a rule calls a volatile function (RAND, UUID, STRUUID, BNODE)");
-    }
-    // What the change can reach: the changed facts, then the writes of every rule reading what is reached.
+/// The rules that must be evaluated again rather than maintained: each rule that negates or aggregates facts
+/// the change can reach (the changed facts, then the writes of every rule reading what is reached), and, closed
+/// over, every rule that reads what such a rule writes or writes what it writes.
+fn reevaluated_rules(program: &Program, changed: &[Quad]) -> Vec<bool> {
     let mut reached: Vec<Access> = change_accesses(changed);
     let mut done = vec![false; program.rules.len()];
+    let mut upper = vec![false; program.rules.len()];
     loop {
         let mut grew = false;
         for (r, fp) in program.footprints.iter().enumerate() {
-            if done[r] {
-                continue;
-            }
-            let reads = fp
-                .reads
-                .iter()
-                .any(|a| reached.iter().any(|w| a.overlaps(w)));
-            if reads {
-                if fp
+            if done[r]
+                || !fp
                     .reads
                     .iter()
-                    .any(|a| (a.negated || a.aggregated) && reached.iter().any(|w| a.overlaps(w)))
-                {
-                    return Some("a rule negates or aggregates facts the change reaches");
-                }
-                done[r] = true;
-                reached.extend(fp.writes.iter().copied());
+                    .any(|a| reached.iter().any(|w| a.overlaps(w)))
+            {
+                continue;
+            }
+            upper[r] = fp
+                .reads
+                .iter()
+                .any(|a| (a.negated || a.aggregated) && reached.iter().any(|w| a.overlaps(w)));
+            done[r] = true;
+            reached.extend(fp.writes.iter().copied());
+            grew = true;
+        }
+        if !grew {
+            break;
+        }
+    }
+    // Closed upward: a rule reading or writing what a re-evaluated rule writes is re-evaluated too, so the
+    // maintained rules read and write nothing the re-evaluated ones write.
+    loop {
+        let written: Vec<Access> = program
+            .footprints
+            .iter()
+            .zip(&upper)
+            .filter(|&(_, &u)| u)
+            .flat_map(|(f, _)| f.writes.iter().copied())
+            .collect();
+        let mut grew = false;
+        for (r, fp) in program.footprints.iter().enumerate() {
+            if !upper[r]
+                && fp
+                    .reads
+                    .iter()
+                    .chain(&fp.writes)
+                    .any(|a| written.iter().any(|w| a.overlaps(w)))
+            {
+                upper[r] = true;
                 grew = true;
             }
         }
         if !grew {
-            return None;
+            return upper;
         }
     }
+}
+
+/// Whether a fact is one an access touches.
+fn touches(a: &Access, [g, _, p, o]: Quad) -> bool {
+    use super::footprint::{Key, Scope};
+    let scope = match a.scope {
+        Scope::Default => g == TermId::DEFAULT_GRAPH,
+        Scope::Named(n) => g == n,
+        Scope::AnyNamed => g != TermId::DEFAULT_GRAPH,
+    };
+    scope
+        && match a.key {
+            Key::Any => true,
+            Key::Predicate(q) => p == q,
+            Key::Class(c) => p == crate::store::well_known::RDF_TYPE && o == c,
+        }
 }
 
 /// Runs jobs over `store` ⊕ `overlay`, in parallel, under the run's deadline; their outputs in job order.
@@ -153,6 +195,9 @@ fn facts(outs: Vec<JobOut>, dict_end: TermId) -> impl Iterator<Item = Quad> {
         .filter(move |q| q.iter().all(|id| id.0 < dict_end.0))
 }
 
+/// Why a change is derived again when every rule reads a negation or aggregate it reaches.
+pub const EVERY_RULE: &str = "every rule negates or aggregates facts the change reaches, or reads or writes what such a rule writes";
+
 /// How [`update`] brought the derived facts up to date.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -163,8 +208,10 @@ pub enum Mode {
 }
 
 /// The derived facts for the asserted facts now in `store`, given `old`, the facts derived over `old_asserted`
-/// by this program under these options: maintained where [`refusal`] allows, else derived again (and [`Mode`]
-/// says which). `store`'s dictionary is the one `old` and `old_asserted` use, extended by the new data.
+/// by this program under these options; `store`'s dictionary is the one `old` and `old_asserted` use, extended
+/// by the new data. Maintained by DRed, except the rules [`reevaluated_rules`] picks, which are evaluated again
+/// over the maintained facts of the others. Derived again from scratch (and [`Mode`] says why) under another
+/// schedule, when a rule calls a volatile function, or when every rule would be evaluated again.
 pub fn update(
     program: &Program,
     store: &mut Store,
@@ -175,18 +222,50 @@ pub fn update(
 ) -> Result<(Overlay, Report, Mode), RunError> {
     let (removed, added) = asserted_changes(&old_asserted, &store.quads);
     let changed: Vec<Quad> = removed.iter().chain(&added).copied().collect();
+    let again = reevaluated_rules(program, &changed);
+    let (upper, lower): (Vec<usize>, Vec<usize>) =
+        (0..program.rules.len()).partition(|&r| again[r]);
     let reason = if options.schedule != super::Schedule::Staged {
         Some("only the staged schedule is maintained")
+    } else if program.footprints.iter().any(|f| !f.repeatable) {
+        Some("a rule calls a volatile function (RAND, UUID, STRUUID, BNODE)")
+    } else if lower.is_empty() {
+        Some(EVERY_RULE)
     } else {
-        refusal(program, &changed)
+        None
     };
     if let Some(reason) = reason {
         drop((old_asserted, old));
         let (overlay, report) = super::materialize(program, store, options, progress)?;
         return Ok((overlay, report, Mode::Full(reason)));
     }
-    let (overlay, report, stats) = maintain(
-        program,
+    if upper.is_empty() {
+        let (overlay, report, stats) = maintain(
+            program,
+            store,
+            (removed, added),
+            old_asserted,
+            old,
+            options,
+            progress,
+        )?;
+        return Ok((overlay, report, Mode::Incremental(stats)));
+    }
+    // The maintained rules' facts are those they write (no re-evaluated rule writes them); the re-evaluated
+    // rules' facts go, and are derived again over the maintained ones.
+    let part =
+        |rules: &[usize]| Program::new(rules.iter().map(|&r| program.rules[r].clone()).collect());
+    let (early, late) = (part(&lower), part(&upper));
+    let mut old = old;
+    old.retain(|g, &[s, p, o]| {
+        early
+            .footprints
+            .iter()
+            .any(|f| f.writes.iter().any(|w| touches(w, [g, s, p, o])))
+    });
+    let started = Instant::now();
+    let (kept, report, mut stats) = maintain(
+        &early,
         store,
         (removed, added),
         old_asserted,
@@ -194,7 +273,20 @@ pub fn update(
         options,
         progress,
     )?;
-    Ok((overlay, report, Mode::Incremental(stats)))
+    if report.capped.is_some() {
+        return Ok((
+            kept,
+            report.then(Report::default(), &late),
+            Mode::Incremental(stats),
+        ));
+    }
+    let rest = Options {
+        budget: options.budget.after(report.derived, started.elapsed()),
+        ..options.clone()
+    };
+    let (overlay, later) = super::materialize_over(&late, store, &rest, progress, kept)?;
+    stats.reevaluated = late.rules.len();
+    Ok((overlay, report.then(later, &late), Mode::Incremental(stats)))
 }
 
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by

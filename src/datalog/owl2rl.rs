@@ -153,7 +153,7 @@ pub fn then_rules(
                 return Err(RunError::ResourceLimit {
                     reason: reason.name(),
                     rules: nonmonotone.join(", "),
-                    report: Box::new(combined_report(closure.report, Report::default(), &program)),
+                    report: Box::new(closure.report.then(Report::default(), &program)),
                 });
             }
             (closure.overlay, Report::default())
@@ -170,14 +170,14 @@ pub fn then_rules(
                 Err(mut e) => {
                     if let RunError::ResourceLimit { report, .. } = &mut e {
                         let rules = std::mem::take(&mut **report);
-                        **report = combined_report(closure.report, rules, &program);
+                        **report = closure.report.then(rules, &program);
                     }
                     return Err(e);
                 }
             }
         }
     };
-    let report = combined_report(closure.report, report, &program);
+    let report = closure.report.then(report, &program);
     let mut rules = closure.program.rules;
     rules.extend(program.rules);
     Ok(WithRules {
@@ -186,33 +186,6 @@ pub fn then_rules(
         report,
         unread_lists: closure.unread_lists,
     })
-}
-
-/// The report of an OWL 2 RL run followed by the rules' run: counts added, stages and rules one after the other.
-/// A capped OWL run leaves every rule of `program` pending.
-fn combined_report(owl: Report, rules: Report, program: &Program) -> Report {
-    let mut pending = owl.pending_rules;
-    if owl.capped.is_some() {
-        pending.extend(program.rules.iter().map(|r| r.id.clone()));
-    } else {
-        pending.extend(rules.pending_rules);
-    }
-    let mut capped_rules = owl.capped_rules;
-    capped_rules.extend(rules.capped_rules);
-    let mut stages = owl.stages;
-    stages.extend(rules.stages);
-    let mut per_rule = owl.rules;
-    per_rule.extend(rules.rules);
-    Report {
-        derived: owl.derived + rules.derived,
-        capped: owl.capped.or(rules.capped),
-        capped_rules,
-        pending_rules: pending,
-        stages,
-        rules: per_rule,
-        warnings: rules.warnings,
-        elapsed: owl.elapsed + rules.elapsed,
-    }
 }
 
 /// The data is inconsistent under the OWL 2 RL rules.
