@@ -635,9 +635,10 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     s.template().and_then(|tpl| {
                         s.find_in(tpl, |t| {
                             matches!(t, locate::Tok::AnnotationOpen | locate::Tok::Punct('~'))
+                                || matches!(t, locate::Tok::Word(w) if w.starts_with("_:"))
                         })
                     }),
-                    "a head cannot mint reifiers",
+                    "no reifier can be minted here",
                 ),
                 RuleError::HeadGraphAbsent { .. } => label(
                     s.template().and_then(|tpl| {
@@ -731,7 +732,7 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 }
                 RuleError::HeadAnnotation { construct, .. } => label(
                     j.key_from(head, construct.trim_matches('"')),
-                    "a head cannot mint reifiers",
+                    "no reifier can be minted here",
                 ),
                 RuleError::HeadAnonymous { .. } => {
                     label(j.key("insert"), "a head node here has no \"@id\"")

@@ -420,6 +420,10 @@ fn template_term(
             let triple = instantiate(terms, parts, row, blanks)?;
             Some(terms.triple(triple))
         }
+        TemplateTerm::Reifier(minted) => {
+            let edge = instantiate(terms, &minted.edge, row, blanks)?;
+            crate::rules::reifier::mint(terms, minted, edge)
+        }
     }
 }
 

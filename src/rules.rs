@@ -3,6 +3,7 @@
 
 pub mod jsonld;
 pub mod model;
+pub mod reifier;
 pub mod source;
 pub mod sparql;
 pub mod validate;
@@ -132,9 +133,11 @@ pub enum RuleError {
         /// The rule id.
         rule: String,
     },
-    /// An annotation in a head (reifier minting is not decided yet).
-    #[error("rule {rule}: {construct} is not allowed in a head: a head cannot mint reifiers")]
-    #[diagnostic(help("derive the plain triple; minting reifiers in heads is not supported yet"))]
+    /// An annotation in a head that cannot mint its reifier (see [`reifier`]).
+    #[error("rule {rule}: {construct} is not allowed in a head")]
+    #[diagnostic(help(
+        "annotate the edge itself: `?a ex:p ?b {{| ex:q ?c |}}` in SPARQL, {{\"@id\": \"?b\", \"@annotation\": {{…}}}} in JSON-LD; its reifier is minted from the rule, the graph and the edge, or named with `~ ?r` / an \"@id\" the body binds"
+    ))]
     HeadAnnotation {
         /// The rule id.
         rule: String,

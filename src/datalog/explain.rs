@@ -26,7 +26,7 @@ use crate::ir::{
     Expr, GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, VarId, VarSet, VarTable,
 };
 use crate::plan::{self, Dataset};
-use crate::rules::Head;
+use crate::rules::{Head, reifier};
 use crate::store::{Overlay, Quad, Store, TermId, TermRef, TermSource, Triple, View};
 
 use super::Program;
@@ -727,6 +727,11 @@ fn unify_term(
             }
         },
         TemplateTerm::Blank(_) => None,
+        // A minted reifier binds nothing (its IRI is a hash); [`produces`] checks it once the row is known.
+        TemplateTerm::Reifier(_) => match dict.term(value) {
+            TermRef::Iri(iri) if iri.to_string().starts_with(reifier::GENID_BASE) => Some(()),
+            _ => None,
+        },
         TemplateTerm::Triple(parts) => {
             let TermRef::Triple(inner) = dict.term(value) else {
                 return None;
@@ -762,6 +767,43 @@ fn term_is(t: &TemplateTerm, row: &[TermId], value: TermId, dict: &impl TermSour
                 .all(|(t, v)| term_is(t, row, v, dict)),
             _ => false,
         },
+        TemplateTerm::Reifier(minted) => {
+            let [s, p, o] = &minted.edge;
+            match (
+                rendered(s, row, dict),
+                rendered(p, row, dict),
+                rendered(o, row, dict),
+                dict.to_oxrdf(value),
+            ) {
+                (Some(s), Some(p), Some(o), Some(oxrdf::Term::NamedNode(n))) => {
+                    n.as_str() == reifier::iri(&minted.salt, [&s, &p, &o])
+                }
+                _ => false,
+            }
+        }
+    }
+}
+
+/// A head term instantiated by `row`, as an oxrdf term (`None`: unbound, or not a term).
+fn rendered(t: &TemplateTerm, row: &[TermId], dict: &impl TermSource) -> Option<oxrdf::Term> {
+    match t {
+        TemplateTerm::Const(c) => dict.to_oxrdf(*c),
+        TemplateTerm::Var(v) => {
+            dict.to_oxrdf(*row.get(v.index()).filter(|&&id| id != ROW_UNBOUND)?)
+        }
+        TemplateTerm::Triple(parts) => {
+            let [s, p, o] = &**parts;
+            let subject = match rendered(s, row, dict)? {
+                oxrdf::Term::NamedNode(n) => oxrdf::NamedOrBlankNode::NamedNode(n),
+                oxrdf::Term::BlankNode(b) => oxrdf::NamedOrBlankNode::BlankNode(b),
+                _ => return None,
+            };
+            let oxrdf::Term::NamedNode(predicate) = rendered(p, row, dict)? else {
+                return None;
+            };
+            Some(oxrdf::Triple::new(subject, predicate, rendered(o, row, dict)?).into())
+        }
+        TemplateTerm::Blank(_) | TemplateTerm::Reifier(_) => None,
     }
 }
 

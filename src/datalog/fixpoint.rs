@@ -118,7 +118,7 @@ pub(super) struct JobOut {
     pub(super) locals: Vec<(TermId, oxrdf::Term)>,
     rows: u64,
     /// Head instantiations (new facts or not): a rule that matched rows and made none is worth a warning.
-    made: u64,
+    pub(super) made: u64,
     elapsed: Duration,
 }
 
@@ -375,6 +375,7 @@ pub fn run_over(
                         found: &found_so_far,
                         room,
                         path_limit: options.path_limit,
+                        made_cap: usize::MAX,
                     };
                     run_body(program, job, shared, overlay_ref, &limits)
                 };
@@ -676,6 +677,9 @@ pub(super) struct Limits<'a> {
     pub(super) room: usize,
     /// The most nodes a path traversal may visit.
     pub(super) path_limit: usize,
+    /// The most facts one body may instantiate before it stops (maintenance gives up past it; elsewhere
+    /// `usize::MAX`).
+    pub(super) made_cap: usize,
 }
 
 /// Runs one body and instantiates the rule's heads for every row; keeps each new fact once, and stops once it has
@@ -770,11 +774,13 @@ pub(super) fn run_body(
             .found
             .fetch_add(quads.len() - counted, Ordering::Relaxed);
         counted = quads.len();
-        Ok(if quads.len() > limits.room {
-            Flow::Stop
-        } else {
-            Flow::Continue
-        })
+        Ok(
+            if quads.len() > limits.room || made > limits.made_cap as u64 {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            },
+        )
     })?;
     // Terms the body computed (BIND results, new literals): carried out by value, interned after the pass.
     let mut locals: Vec<(TermId, oxrdf::Term)> = Vec::new();

@@ -173,6 +173,7 @@ fn run_jobs(
     overlay: &Overlay,
     options: &Options,
     cancel: &Cancel,
+    made_cap: usize,
 ) -> Result<Vec<JobOut>, ExecError> {
     let found = AtomicUsize::new(0);
     let limits = Limits {
@@ -181,6 +182,7 @@ fn run_jobs(
         found: &found,
         room: usize::MAX,
         path_limit: options.path_limit,
+        made_cap,
     };
     jobs.par_iter()
         .map(|job| run_body(program, job, store, overlay, &limits))
@@ -194,6 +196,9 @@ fn facts(outs: Vec<JobOut>, dict_end: TermId) -> impl Iterator<Item = Quad> {
         .flat_map(|o| o.quads)
         .filter(move |q| q.iter().all(|id| id.0 < dict_end.0))
 }
+
+/// Why a change is derived again when overdeletion grows past its bound.
+pub const GAVE_UP: &str = "the facts the change overdeletes passed a quarter of the derived facts, where deriving them again is cheaper (DRed's worst case: a removed fact in a large recursive component)";
 
 /// Why a change is derived again when every rule reads a negation or aggregate it reaches.
 pub const EVERY_RULE: &str = "every rule negates or aggregates facts the change reaches, or reads or writes what such a rule writes";
@@ -239,8 +244,12 @@ pub fn update(
         let (overlay, report) = super::materialize(program, store, options, progress)?;
         return Ok((overlay, report, Mode::Full(reason)));
     }
+    let full = |store: &mut Store, reason: &'static str| {
+        let (overlay, report) = super::materialize(program, store, options, progress)?;
+        Ok((overlay, report, Mode::Full(reason)))
+    };
     if upper.is_empty() {
-        let (overlay, report, stats) = maintain(
+        let Some((overlay, report, stats)) = maintain(
             program,
             store,
             (removed, added),
@@ -248,7 +257,10 @@ pub fn update(
             old,
             options,
             progress,
-        )?;
+        )?
+        else {
+            return full(store, GAVE_UP);
+        };
         return Ok((overlay, report, Mode::Incremental(stats)));
     }
     // The maintained rules' facts are those they write (no re-evaluated rule writes them); the re-evaluated
@@ -264,7 +276,7 @@ pub fn update(
             .any(|f| f.writes.iter().any(|w| touches(w, [g, s, p, o])))
     });
     let started = Instant::now();
-    let (kept, report, mut stats) = maintain(
+    let Some((kept, report, mut stats)) = maintain(
         &early,
         store,
         (removed, added),
@@ -272,7 +284,10 @@ pub fn update(
         old,
         options,
         progress,
-    )?;
+    )?
+    else {
+        return full(store, GAVE_UP);
+    };
     if report.capped.is_some() {
         return Ok((
             kept,
@@ -290,7 +305,9 @@ pub fn update(
 }
 
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
-/// `changes` (removed, added): overdelete, rederive, insert.
+/// `changes` (removed, added): overdelete, rederive, insert. `None` (the store's asserted facts as they came) when
+/// overdeletion passes a quarter of `old`, or its bodies instantiate more than `old` holds: past that, deriving
+/// again from scratch costs less.
 fn maintain(
     program: &Program,
     store: &mut Store,
@@ -299,7 +316,7 @@ fn maintain(
     old: Overlay,
     options: &Options,
     progress: &dyn FixpointProgress,
-) -> Result<(Overlay, Report, Maintenance), RunError> {
+) -> Result<Option<(Overlay, Report, Maintenance)>, RunError> {
     let started = Instant::now();
     let deadline = options.budget.deadline(started);
     let cancel = match (deadline, options.budget.timeout) {
@@ -324,6 +341,8 @@ fn maintain(
     let mut deleted: HashSet<Quad> = HashSet::new();
     let mut frontier: Vec<Quad> = removed.clone();
     let mut whole_done = vec![false; n];
+    let give_up_at = old.len() / 4 + 4096;
+    let mut made_left = old.len() + 8192;
     while !frontier.is_empty() {
         let reads = change_accesses(&frontier);
         let delta: Vec<Triple> = frontier
@@ -353,18 +372,24 @@ fn maintain(
                 })),
             }
         }
-        let outs = match run_jobs(program, &jobs, store, &old, options, &cancel) {
+        let outs = match run_jobs(program, &jobs, store, &old, options, &cancel, made_left) {
             Ok(o) => o,
             Err(_) => {
                 std::mem::swap(&mut store.quads, &mut old_asserted);
                 return Err(capped_by_time(Report::default()));
             }
         };
+        let made: usize = outs.iter().map(|o| o.made as usize).sum();
+        made_left = made_left.saturating_sub(made);
         frontier = facts(outs, end)
             .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]))
             .filter(|q| deleted.insert(*q))
             .collect();
         frontier.sort_unstable();
+        if made_left == 0 || deleted.len() > give_up_at {
+            std::mem::swap(&mut store.quads, &mut old_asserted);
+            return Ok(None);
+        }
     }
     std::mem::swap(&mut store.quads, &mut old_asserted);
     stats.overdeleted = deleted.len();
@@ -440,7 +465,7 @@ fn maintain(
             compiled: None,
         })
         .collect();
-    let outs = run_jobs(program, &jobs, store, &kept, options, &cancel)
+    let outs = run_jobs(program, &jobs, store, &kept, options, &cancel, usize::MAX)
         .map_err(|_| capped_by_time(Report::default()))?;
     let mut rederived: Vec<Quad> = facts(outs, end).filter(|q| wanted.contains(q)).collect();
     rederived.sort_unstable();
@@ -463,5 +488,5 @@ fn maintain(
     };
     let (overlay, report) = run_over(program, store, &insert, progress, prior);
     stats.times[2] = started.elapsed() - stats.times[0] - stats.times[1];
-    Ok((overlay, report, stats))
+    Ok(Some((overlay, report, stats)))
 }

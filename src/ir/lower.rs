@@ -93,6 +93,8 @@ pub enum TemplateTerm {
     Blank(u32),
     /// A triple term.
     Triple(Box<[TemplateTerm; 3]>),
+    /// The reifier minted for an annotated rule head's edge (see [`crate::rules::reifier`]).
+    Reifier(Box<crate::rules::reifier::Minted>),
 }
 
 /// The dataset a query names with FROM / FROM NAMED.

@@ -77,7 +77,8 @@ fn derivable(program: &Program, pos: usize, id: TermId) -> bool {
         .flat_map(|r| &r.heads)
         .any(|h| match &h.terms[pos] {
             TemplateTerm::Const(c) => *c == id,
-            TemplateTerm::Var(_) => true,
+            // A minted reifier is an IRI no one can know before the run.
+            TemplateTerm::Var(_) | TemplateTerm::Reifier(_) => true,
             _ => false,
         })
 }

@@ -111,6 +111,7 @@ pub fn compile(
     let vars = lowerer.vars;
     let bound = body.term_vars();
     let mut builder = HeadBuilder {
+        rule: &rule,
         cx: &cx,
         dict,
         scope: &scope,

@@ -14,6 +14,7 @@ use crate::store::Dictionary;
 
 use super::RuleError;
 use super::model::{Head, Language, Origin, Rule};
+use super::reifier::Minted;
 use super::validate::{self, TemplateTriple};
 
 /// A parsed rule: its body and its template quads (`None` graph: the default graph).
@@ -282,16 +283,37 @@ pub fn compile(
             }
         }
     };
+    // The reifiers of annotations (validated above: one edge each, no blank node in it), minted per rule, graph
+    // and edge.
+    let mut minted: Vec<(String, TemplateTerm)> = Vec::new();
+    for (s, p, o, g) in &parsed.template {
+        if let (TermPattern::BlankNode(b), NamedNodePattern::NamedNode(p), TermPattern::Triple(_)) =
+            (s, p, o)
+            && p.as_str() == "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
+            && !minted.iter().any(|(label, _)| label == b.as_str())
+            && let Some(TemplateTerm::Triple(edge)) = template_term(o, dict, &[], &mut var)
+        {
+            let graph = match g {
+                GraphNamePattern::NamedNode(n) => Some(n.as_str()),
+                _ => None,
+            };
+            let reifier = Minted::new(id, graph, *edge);
+            minted.push((
+                b.as_str().to_owned(),
+                TemplateTerm::Reifier(Box::new(reifier)),
+            ));
+        }
+    }
     for (s, p, o, g) in &parsed.template {
         let terms = [
-            template_term(s, dict, &mut var),
+            template_term(s, dict, &minted, &mut var),
             match p {
                 NamedNodePattern::NamedNode(n) => {
                     Some(TemplateTerm::Const(dict.intern_iri(n.as_str())))
                 }
                 NamedNodePattern::Variable(v) => var(v.as_str()).map(TemplateTerm::Var),
             },
-            template_term(o, dict, &mut var),
+            template_term(o, dict, &minted, &mut var),
         ];
         let graph = match g {
             GraphNamePattern::NamedNode(n) => Some(dict.intern_iri(n.as_str())),
@@ -331,24 +353,29 @@ pub fn compile(
     })
 }
 
+/// A head term; `minted` names the blank nodes that are minted reifiers (any other blank node is rejected by
+/// validation before lowering).
 fn template_term(
     t: &TermPattern,
     dict: &mut Dictionary,
+    minted: &[(String, TemplateTerm)],
     var: &mut impl FnMut(&str) -> Option<VarId>,
 ) -> Option<TemplateTerm> {
     Some(match t {
         TermPattern::NamedNode(n) => TemplateTerm::Const(dict.intern_iri(n.as_str())),
         TermPattern::Literal(l) => TemplateTerm::Const(dict.intern_oxrdf_literal(l.as_ref())),
         TermPattern::Variable(v) => TemplateTerm::Var(var(v.as_str())?),
-        // Rejected by validation before lowering.
-        TermPattern::BlankNode(_) => return None,
+        TermPattern::BlankNode(b) => minted
+            .iter()
+            .find(|(label, _)| label == b.as_str())
+            .map(|(_, r)| r.clone())?,
         TermPattern::Triple(t) => {
-            let s = template_term(&t.subject, dict, var)?;
+            let s = template_term(&t.subject, dict, minted, var)?;
             let p = match &t.predicate {
                 NamedNodePattern::NamedNode(n) => TemplateTerm::Const(dict.intern_iri(n.as_str())),
                 NamedNodePattern::Variable(v) => TemplateTerm::Var(var(v.as_str())?),
             };
-            let o = template_term(&t.object, dict, var)?;
+            let o = template_term(&t.object, dict, minted, var)?;
             TemplateTerm::Triple(Box::new([s, p, o]))
         }
     })
@@ -458,9 +485,27 @@ mod tests {
     }
 
     #[test]
-    fn annotations_and_blank_nodes_in_heads_are_rejected() {
-        let errors = compile_text(
+    fn annotated_heads_mint_their_reifier_and_other_blank_nodes_in_heads_are_rejected() {
+        let rule = compile_text(
             "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?b {| ex:c 1 |} } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap();
+        // The edge, `r rdf:reifies <<( a q b )>>` and `r ex:c 1`, r minted for the edge.
+        assert_eq!(rule.heads.len(), 3, "{:?}", rule.heads);
+        let edge = rule
+            .heads
+            .iter()
+            .find(|h| matches!(h.terms[0], TemplateTerm::Var(_)))
+            .map(|h| h.terms.clone())
+            .unwrap();
+        let minted = rule
+            .heads
+            .iter()
+            .filter(|h| matches!(&h.terms[0], TemplateTerm::Reifier(m) if m.edge == edge))
+            .count();
+        assert_eq!(minted, 2, "{:?}", rule.heads);
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> CONSTRUCT { _:r rdf:reifies <<( ?a ex:q ?b )>>, <<( ?b ex:q ?a )>> } WHERE { ?a ex:p ?b }",
         )
         .unwrap_err();
         assert!(

@@ -92,32 +92,71 @@ fn walk(rule: &str, op: &Op, top: bool, out: &mut Vec<RuleError>) {
     }
 }
 
-/// Blank nodes in heads: an annotation (a blank reifier with `rdf:reifies`, or a triple term annotated) is
-/// reported as such, any other blank node as a blank node. At most one error per kind.
+/// The blank nodes of a head that are reifiers (`{| … |}` and `~` write `_:r rdf:reifies <<( s p o )>>`), each
+/// with the edges it reifies: minted by [`crate::rules::reifier`] when it reifies exactly one.
+pub fn reifiers<'a>(
+    heads: &[TemplateTriple<'a>],
+) -> Vec<(&'a str, Vec<&'a spargebra::term::TriplePattern>)> {
+    let reifies = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies";
+    let mut out: Vec<(&str, Vec<&spargebra::term::TriplePattern>)> = Vec::new();
+    for h in heads {
+        if let (
+            TermPattern::BlankNode(b),
+            NamedNodePattern::NamedNode(p),
+            TermPattern::Triple(edge),
+        ) = (h.subject, h.predicate, h.object)
+            && p.as_str() == reifies
+        {
+            match out.iter_mut().find(|(label, _)| *label == b.as_str()) {
+                Some((_, edges)) => {
+                    if !edges.contains(&&**edge) {
+                        edges.push(edge);
+                    }
+                }
+                None => out.push((b.as_str(), vec![edge])),
+            }
+        }
+    }
+    out
+}
+
+/// Blank nodes in heads: a reifier of an annotation (see [`reifiers`]) is minted, unless it reifies two edges or
+/// its edge holds a blank node; any other blank node would be fresh for every match. At most one error per kind.
 pub fn heads(rule: &str, heads: &[TemplateTriple<'_>]) -> Vec<RuleError> {
     let mut out = Vec::new();
-    let reifies = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies";
-    let annotation = heads.iter().any(|h| {
-        matches!(h.subject, TermPattern::BlankNode(_))
-            && matches!(h.predicate, NamedNodePattern::NamedNode(p) if p.as_str() == reifies)
-    });
-    if annotation {
-        out.push(RuleError::HeadAnnotation {
-            rule: rule.to_owned(),
-            construct: "an annotation ({| … |} or a ~ reifier)".to_owned(),
-        });
-        return out;
-    }
-    fn has_blank(t: &TermPattern) -> bool {
+    let reifiers = reifiers(heads);
+    fn has_blank(t: &TermPattern, allowed: &[&str]) -> bool {
         match t {
-            TermPattern::BlankNode(_) => true,
-            TermPattern::Triple(t) => has_blank(&t.subject) || has_blank(&t.object),
+            TermPattern::BlankNode(b) => !allowed.contains(&b.as_str()),
+            TermPattern::Triple(t) => {
+                has_blank(&t.subject, allowed) || has_blank(&t.object, allowed)
+            }
             _ => false,
         }
     }
+    if reifiers.iter().any(|(_, edges)| edges.len() > 1) {
+        out.push(RuleError::HeadAnnotation {
+            rule: rule.to_owned(),
+            construct: "a blank node reifying two edges".to_owned(),
+        });
+    }
+    if reifiers.iter().any(|(_, edges)| {
+        edges
+            .iter()
+            .any(|e| has_blank(&e.subject, &[]) || has_blank(&e.object, &[]))
+    }) {
+        out.push(RuleError::HeadAnnotation {
+            rule: rule.to_owned(),
+            construct: "an annotated edge holding a blank node".to_owned(),
+        });
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let allowed: Vec<&str> = reifiers.iter().map(|(b, _)| *b).collect();
     if heads
         .iter()
-        .any(|h| has_blank(h.subject) || has_blank(h.object))
+        .any(|h| has_blank(h.subject, &allowed) || has_blank(h.object, &allowed))
     {
         out.push(RuleError::HeadBlankNode {
             rule: rule.to_owned(),

@@ -9,7 +9,8 @@ use crate::exec::value::{parse_boolean, parse_decimal, parse_double, parse_integ
 use crate::ir::lower::TemplateTerm;
 use crate::ir::{VarId, VarSet};
 use crate::rules::Head;
-use crate::store::{Dictionary, LiteralKind, TermId, well_known as wk};
+use crate::rules::reifier::Minted;
+use crate::store::{Dictionary, LiteralKind, TermId, TermRef, TermSource, well_known as wk};
 
 use super::context::{Context, ExpandError, Expanded};
 
@@ -20,7 +21,7 @@ pub enum HeadError {
     Blank,
     /// A head node without `@id` (it would mint a fresh node per derivation).
     Anonymous,
-    /// `@annotation`, `@edge` or `@reifies` in a head.
+    /// `@edge` or `@reifies` in a head.
     Construct(String),
     /// An `@`-key with no meaning in a head.
     UnknownKey(String),
@@ -47,6 +48,8 @@ impl From<ExpandError> for HeadError {
 
 /// Builds heads from an `insert` value; every problem found is returned.
 pub struct HeadBuilder<'a> {
+    /// The rule's id (it names the reifiers the heads' annotations mint).
+    pub rule: &'a str,
     /// The rule's context.
     pub cx: &'a Context,
     /// The dictionary constants are interned into.
@@ -176,11 +179,28 @@ impl HeadBuilder<'_> {
             }
             None => graph,
         };
+        self.properties(m, subject.clone(), graph);
+        subject
+    }
+
+    /// The heads of a node map's keys (all but `@id` and `@graph`), on `subject`.
+    fn properties(
+        &mut self,
+        m: &Map<String, Value>,
+        subject: Option<TemplateTerm>,
+        graph: Option<TermId>,
+    ) {
         for (key, value) in m {
             let predicate = match key.as_str() {
                 "@id" | "@graph" => continue,
-                "@annotation" | "@edge" | "@reifies" => {
+                "@edge" | "@reifies" => {
                     self.errors.push(HeadError::Construct(key.clone()));
+                    continue;
+                }
+                "@annotation" => {
+                    self.errors.push(HeadError::Shape(
+                        "\"@annotation\" annotates a property's value: put it in the value object, {\"@id\": …, \"@annotation\": {…}}".to_owned(),
+                    ));
                     continue;
                 }
                 k if self.cx.is_type_key(k) => Some(TemplateTerm::Const(wk::RDF_TYPE)),
@@ -197,16 +217,79 @@ impl HeadBuilder<'_> {
                 v => vec![v],
             };
             for v in values {
-                let object = self.object(v, is_type, def.as_ref(), graph);
+                // {"@id": …, "@annotation": {…}}: the edge, and its annotation on a minted (or named) reifier.
+                let (v, annotation) = match v {
+                    Value::Object(vm) if vm.contains_key("@annotation") => {
+                        let mut plain = vm.clone();
+                        let annotation = plain.remove("@annotation");
+                        (Value::Object(plain), annotation)
+                    }
+                    v => (v.clone(), None),
+                };
+                let object = self.object(&v, is_type, def.as_ref(), graph);
                 if let (Some(s), Some(p), Some(o)) = (subject.clone(), predicate.clone(), object) {
                     self.heads.push(Head {
-                        terms: [s, p, o],
+                        terms: [s.clone(), p.clone(), o.clone()],
                         graph,
                     });
+                    if let Some(a) = annotation {
+                        self.annotation(&a, [s, p, o], graph);
+                    }
                 }
             }
         }
-        subject
+    }
+
+    /// An `@annotation` value (a node map, or an array of them) on `edge`: its reifier (the map's `@id`, or one
+    /// minted for the rule, the graph and the edge) reifies the edge and carries the map's keys.
+    fn annotation(&mut self, a: &Value, edge: [TemplateTerm; 3], graph: Option<TermId>) {
+        let maps: Vec<&Value> = match a {
+            Value::Array(items) => items.iter().collect(),
+            v => vec![v],
+        };
+        for m in maps {
+            let Value::Object(m) = m else {
+                self.errors.push(HeadError::Shape(format!(
+                    "\"@annotation\" holds node maps, found {m}"
+                )));
+                continue;
+            };
+            if m.contains_key("@graph") {
+                self.errors.push(HeadError::Shape(
+                    "an annotation is in the graph of its edge; \"@graph\" goes on the edge's node"
+                        .to_owned(),
+                ));
+                continue;
+            }
+            let reifier = match m.get("@id") {
+                Some(Value::String(id)) => self.iri_or_var(id),
+                Some(other) => {
+                    self.errors.push(HeadError::Shape(format!(
+                        "\"@id\" is a string, found {other}"
+                    )));
+                    None
+                }
+                None => {
+                    let graph_iri = graph.map(|g| match self.dict.term(g) {
+                        TermRef::Iri(i) => i.to_string(),
+                        _ => String::new(),
+                    });
+                    let minted = Minted::new(self.rule, graph_iri.as_deref(), edge.clone());
+                    Some(TemplateTerm::Reifier(Box::new(minted)))
+                }
+            };
+            if let Some(r) = &reifier {
+                self.heads.push(Head {
+                    terms: [
+                        r.clone(),
+                        TemplateTerm::Const(wk::RDF_REIFIES),
+                        TemplateTerm::Triple(Box::new(edge.clone())),
+                    ],
+                    graph,
+                });
+            }
+            self.properties(m, reifier, graph);
+        }
     }
 
     fn object(
