@@ -768,42 +768,34 @@ fn term_is(t: &TemplateTerm, row: &[TermId], value: TermId, dict: &impl TermSour
             _ => false,
         },
         TemplateTerm::Reifier(minted) => {
-            let [s, p, o] = &minted.edge;
-            match (
-                rendered(s, row, dict),
-                rendered(p, row, dict),
-                rendered(o, row, dict),
-                dict.to_oxrdf(value),
-            ) {
-                (Some(s), Some(p), Some(o), Some(oxrdf::Term::NamedNode(n))) => {
-                    n.as_str() == reifier::iri(&minted.salt, [&s, &p, &o])
-                }
-                _ => false,
-            }
+            let mut h = reifier::start(&minted.rule, minted.graph.as_deref());
+            minted.edge.iter().all(|t| fed(&mut h, t, row, dict))
+                && dict.to_oxrdf(value).is_some_and(
+                    |t| matches!(t, oxrdf::Term::NamedNode(n) if n.as_str() == reifier::finish(h)),
+                )
         }
     }
 }
 
-/// A head term instantiated by `row`, as an oxrdf term (`None`: unbound, or not a term).
-fn rendered(t: &TemplateTerm, row: &[TermId], dict: &impl TermSource) -> Option<oxrdf::Term> {
+/// Feeds a head term instantiated by `row` to a reifier's digest (false: unbound, or not a term).
+fn fed(h: &mut sha2::Sha256, t: &TemplateTerm, row: &[TermId], dict: &impl TermSource) -> bool {
     match t {
-        TemplateTerm::Const(c) => dict.to_oxrdf(*c),
-        TemplateTerm::Var(v) => {
-            dict.to_oxrdf(*row.get(v.index()).filter(|&&id| id != ROW_UNBOUND)?)
+        TemplateTerm::Const(c) => {
+            reifier::feed(h, dict, *c);
+            true
         }
+        TemplateTerm::Var(v) => match row.get(v.index()) {
+            Some(&id) if id != ROW_UNBOUND => {
+                reifier::feed(h, dict, id);
+                true
+            }
+            _ => false,
+        },
         TemplateTerm::Triple(parts) => {
-            let [s, p, o] = &**parts;
-            let subject = match rendered(s, row, dict)? {
-                oxrdf::Term::NamedNode(n) => oxrdf::NamedOrBlankNode::NamedNode(n),
-                oxrdf::Term::BlankNode(b) => oxrdf::NamedOrBlankNode::BlankNode(b),
-                _ => return None,
-            };
-            let oxrdf::Term::NamedNode(predicate) = rendered(p, row, dict)? else {
-                return None;
-            };
-            Some(oxrdf::Triple::new(subject, predicate, rendered(o, row, dict)?).into())
+            reifier::open_triple(h);
+            parts.iter().all(|p| fed(h, p, row, dict))
         }
-        TemplateTerm::Blank(_) | TemplateTerm::Reifier(_) => None,
+        TemplateTerm::Blank(_) | TemplateTerm::Reifier(_) => false,
     }
 }
 
