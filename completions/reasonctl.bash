@@ -391,7 +391,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --add --remove --diff --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --add --remove --diff --provenance --provenance-graph --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -430,6 +430,14 @@ _reasonctl() {
                     return 0
                     ;;
                 --diff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --provenance)
+                    COMPREPLY=($(compgen -W "rule premises" -- "${cur}"))
+                    return 0
+                    ;;
+                --provenance-graph)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,7 @@
 //! This module defines the application layer: validated [`Settings`] in, one command run, an [`Outcome`] or a
 //! [`Failure`] (a miette report with its exit code) out. It owns progress display; nothing below it prints.
 
+mod provenance;
 mod state;
 
 use std::io::{IsTerminal, Write};
@@ -13,6 +14,7 @@ use thiserror::Error;
 use crate::control::{self, Phase, Stop};
 use crate::datalog::{self, Budget, Report as RunReport, RunError, Schedule};
 use crate::exec::datetime::DateTime;
+use crate::exec::terms::Terms;
 use crate::ir::display::Namer;
 use crate::lint::report::{self, LintFormat};
 use crate::lint::{self, Builder, Checks, Finding, Validation};
@@ -23,6 +25,7 @@ use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::{self, RuleError, RuleSources};
+use crate::store::TermSource;
 use crate::store::load::{self, DataSource, LoadOptions};
 use crate::store::{Overlay, Quad, Store, View};
 
@@ -222,6 +225,8 @@ pub struct MaterializeSettings {
     pub diff: Option<PathBuf>,
     /// Whether the facts are written (not with `--diff -` and no `-o` / `--out-dir`).
     pub output: bool,
+    /// `--provenance`: what is written of it, and `--provenance-graph`.
+    pub provenance: Option<(datalog::provenance::Level, Option<String>)>,
 }
 
 /// Files of facts to add to and remove from a state's data.
@@ -1013,7 +1018,13 @@ fn materialize(
     )?;
     control::enter(Phase::Output);
     let mut quads = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
-    write_facts(settings, &store, &mut quads)?;
+    rdf::sort_quads(&store.dict, &mut quads);
+    let mut terms = Terms::new(&store.dict);
+    let credits = provenance::provenance(settings, &store, &reasoned, run, &mut terms, &quads)?;
+    control::enter(Phase::Output);
+    quads.extend(credits);
+    let prefixes = provenance::prefixes(settings, &store.prefixes);
+    write_facts(settings, &terms, &prefixes, &quads)?;
     Ok(if report_cap(reasoned.report.as_ref()) {
         Outcome::Capped
     } else {
@@ -1021,20 +1032,14 @@ fn materialize(
     })
 }
 
-/// Writes the output's facts (sorted into output order first).
+/// Writes the output's facts, in the order given (sorted with [`rdf::sort_quads`], then any provenance).
 fn write_facts(
     settings: &MaterializeSettings,
-    store: &Store,
-    quads: &mut Vec<Quad>,
+    dict: &(impl TermSource + Sync),
+    prefixes: &[(String, String)],
+    quads: &[Quad],
 ) -> Result<(), Failure> {
-    rdf::sort_quads(&store.dict, quads);
-    output::write_dataset(
-        &store.dict,
-        &store.prefixes,
-        quads,
-        settings.format,
-        &settings.target,
-    )?;
+    output::write_dataset(dict, prefixes, quads, settings.format, &settings.target)?;
     Ok(())
 }
 
@@ -1140,7 +1145,13 @@ fn materialize_state(
         } else {
             after
         };
-        write_facts(settings, &store, &mut quads)?;
+        rdf::sort_quads(&store.dict, &mut quads);
+        let mut terms = Terms::new(&store.dict);
+        let credits = provenance::provenance(settings, &store, &reasoned, run, &mut terms, &quads)?;
+        control::enter(Phase::Output);
+        quads.extend(credits);
+        let prefixes = provenance::prefixes(settings, &store.prefixes);
+        write_facts(settings, &terms, &prefixes, &quads)?;
     } else {
         drop(after);
     }

@@ -115,6 +115,15 @@ pub struct MaterializeArgs {
     #[arg(long, value_name = "FILE", requires = "state")]
     pub diff: Option<PathBuf>,
 
+    /// Write a reifier for every derived fact naming the rule credited with it (`reasonctl:rule`); `premises`
+    /// adds the premises of that derivation (`reasonctl:premise`). Give it after DATA, or as --provenance=premises.
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, default_missing_value = "rule")]
+    pub provenance: Option<crate::datalog::provenance::Level>,
+
+    /// With --provenance: write the provenance into the graph IRI instead of each fact's own graph.
+    #[arg(long, value_name = "IRI", requires = "provenance")]
+    pub provenance_graph: Option<String>,
+
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 

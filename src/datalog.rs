@@ -11,6 +11,7 @@ pub mod footprint;
 pub mod graphs;
 pub mod maintain;
 pub mod owl2rl;
+pub mod provenance;
 
 use std::time::Duration;
 

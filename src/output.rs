@@ -73,7 +73,7 @@ impl OutputError {
 
 /// Writes quads (in output order, see [`rdf::sort_quads`]) to a target.
 pub fn write_dataset(
-    dict: &(impl TermSource + ?Sized),
+    dict: &(impl TermSource + Sync + ?Sized),
     prefixes: &[(String, String)],
     quads: &[Quad],
     format: RdfOutputFormat,

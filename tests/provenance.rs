@@ -13,16 +13,25 @@ const CASES: &[&str] = &[
     "provenance-two-rules-one-edge",
     "provenance-recursive",
     "provenance-named-graph",
+    "provenance-rule",
+    "provenance-premises",
+    "provenance-graph",
 ];
 
 /// The case's arguments (from its `args`), without `--format` and its value.
 fn args(case: &str) -> Vec<String> {
+    args_but(case, &[])
+}
+
+/// The case's arguments without `--format` (and its value) and without the flags in `drop`.
+fn args_but(case: &str, drop: &[&str]) -> Vec<String> {
     let text = std::fs::read_to_string(dir(case).join("args")).unwrap();
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(l) = lines.next() {
         if l == "--format" {
             lines.next();
+        } else if drop.contains(&l) {
         } else {
             out.push(l.to_owned());
         }
@@ -140,4 +149,53 @@ fn minted_reifier_ids_do_not_depend_on_the_order_of_the_rules() {
         "{forward}"
     );
     assert_eq!(forward, run("two.rq", "one.rq"));
+}
+
+fn parse(nquads: &str) -> Vec<Quad> {
+    NQuadsParser::new()
+        .for_slice(nquads.as_bytes())
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn with_provenance_every_derived_fact_is_credited_to_exactly_one_rule() {
+    let case = "provenance-rule";
+    let plain = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(args_but(case, &["--provenance"]))
+        .args(["--format", "nquads"])
+        .current_dir(dir(case))
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let derived = parse(&String::from_utf8(plain.stdout).unwrap());
+    assert!(derived.len() >= 8);
+    let with = parse(&run(case, &["--format", "nquads"]));
+    let rule = "https://reasonctl.invalid/ns#rule";
+    let reifies = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies";
+    for q in &derived {
+        let t = oxrdf::Term::Triple(Box::new(oxrdf::Triple::new(
+            q.subject.clone(),
+            q.predicate.clone(),
+            q.object.clone(),
+        )));
+        let reifiers: Vec<&Quad> = with
+            .iter()
+            .filter(|r| {
+                r.predicate.as_str() == reifies && r.object == t && r.graph_name == q.graph_name
+            })
+            .collect();
+        assert_eq!(reifiers.len(), 1, "{q}");
+        let credits = with
+            .iter()
+            .filter(|c| {
+                c.predicate.as_str() == rule
+                    && oxrdf::Term::from(c.subject.clone())
+                        == oxrdf::Term::from(reifiers[0].subject.clone())
+            })
+            .count();
+        assert_eq!(credits, 1, "{q}");
+    }
+    // Nothing but the facts and their provenance: two quads per derived fact.
+    assert_eq!(with.len(), derived.len() * 3);
 }

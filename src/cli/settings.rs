@@ -85,6 +85,20 @@ pub enum SettingsError {
         /// Why.
         reason: String,
     },
+    /// `--provenance-graph` is not an absolute IRI.
+    #[error("--provenance-graph {iri:?} is not an absolute IRI: {message}")]
+    #[diagnostic(
+        code(reasonctl::settings::provenance_graph),
+        help(
+            "name the graph the provenance goes to by its IRI, e.g. --provenance-graph http://example.org/provenance"
+        )
+    )]
+    ProvenanceGraph {
+        /// As given.
+        iri: String,
+        /// Why.
+        message: String,
+    },
     /// `--rules-graph` is not an absolute IRI.
     #[error("--rules-graph {iri:?} is not an absolute IRI: {message}")]
     #[diagnostic(
@@ -402,6 +416,13 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             });
         }
     }
+    if let Some(g) = &args.provenance_graph {
+        oxrdf::NamedNode::new(g.as_str()).map_err(|e| SettingsError::ProvenanceGraph {
+            iri: g.clone(),
+            message: e.to_string(),
+        })?;
+    }
+    let provenance = args.provenance.map(|level| (level, args.provenance_graph));
     // `--diff -` puts the patch on standard output: the facts are written only where -o / --out-dir say.
     let output = !(args.diff.as_deref().is_some_and(|d| d.as_os_str() == "-")
         && matches!(target, OutputTarget::Stdout));
@@ -418,6 +439,7 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         },
         output,
         diff: args.diff,
+        provenance,
     })
 }
 

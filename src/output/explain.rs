@@ -116,7 +116,8 @@ impl<T: TermSource> Context<'_, T> {
         }
     }
 
-    fn slot(&self, s: &Slot, short: bool) -> String {
+    /// A slot as text (`short`: prefixed names and Turtle's literal forms).
+    pub fn slot(&self, s: &Slot, short: bool) -> String {
         match s {
             Slot::Term(id) => self.term(*id, short),
             Slot::Computed(text) => text.clone(),
@@ -151,7 +152,8 @@ impl<T: TermSource> Context<'_, T> {
         out
     }
 
-    fn atom(&self, a: &Atom, short: bool) -> String {
+    /// A pattern instantiated by a row, as text (`s p o .`, with its graph).
+    pub fn atom(&self, a: &Atom, short: bool) -> String {
         let mut out = format!(
             "{} {} {} .",
             self.slot(&a.terms[0], short),
@@ -164,7 +166,8 @@ impl<T: TermSource> Context<'_, T> {
         out
     }
 
-    fn path(&self, p: &PathExpr, short: bool) -> String {
+    /// A property path, as SPARQL writes it.
+    pub fn path(&self, p: &PathExpr, short: bool) -> String {
         match p {
             PathExpr::Link(id) => self.term(*id, short),
             PathExpr::Reverse(inner) => format!("^{}", self.path_atom(inner, short)),

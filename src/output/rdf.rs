@@ -345,7 +345,7 @@ fn sort_packed<K: Key>(quads: &mut Vec<Quad>, rank: &[u32], positions: &[Positio
 
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
 pub fn write_quads<W: Write>(
-    dict: &(impl TermSource + ?Sized),
+    dict: &(impl TermSource + Sync + ?Sized),
     prefixes: &[(String, String)],
     quads: &[Quad],
     format: RdfOutputFormat,
@@ -393,11 +393,11 @@ pub fn write_quads<W: Write>(
     out.finish()
 }
 
-/// N-Triples / N-Quads, one line per quad: each distinct term is formatted once (by oxrdf, so escaping is the
-/// standard's) and its text reused, so a line costs a few copies; blocks of lines are put together in parallel
-/// and written in order.
+/// N-Triples / N-Quads, one line per quad: IRIs are copied straight from the dictionary, and triple terms
+/// written part by part; each distinct literal or blank node is formatted once (by oxrdf, so escaping is the
+/// standard's) and its text reused. Blocks of lines are put together in parallel and written in order.
 fn write_lines<W: Write>(
-    dict: &(impl TermSource + ?Sized),
+    dict: &(impl TermSource + Sync + ?Sized),
     quads: &[Quad],
     with_graphs: bool,
     row: &[u8],
@@ -410,21 +410,57 @@ fn write_lines<W: Write>(
     let mut at: Vec<(u32, u32)> = vec![(UNSEEN, 0); dict.end().index()];
     let mut text = String::new();
     let mut buf = Buf::default();
+    // Literals and blank nodes, at any depth of a triple term, formatted once.
+    let mut stack: Vec<TermId> = Vec::new();
     for &[g, s, p, o] in quads {
         let graph = (with_graphs && g != TermId::DEFAULT_GRAPH).then_some(g);
-        for id in [Some(s), Some(p), Some(o), graph].into_iter().flatten() {
-            let slot = &mut at[id.index()];
-            if slot.0 == UNSEEN {
-                let start = text.len();
-                let _ = write!(text, "{}", buf.term(dict, id));
-                *slot = (start as u32, (text.len() - start) as u32);
+        stack.extend([Some(s), Some(p), Some(o), graph].into_iter().flatten());
+        while let Some(id) = stack.pop() {
+            match dict.term(id) {
+                TermRef::Iri(_) | TermRef::DefaultGraph => {}
+                TermRef::Triple(parts) => stack.extend(parts),
+                _ => {
+                    let slot = &mut at[id.index()];
+                    if slot.0 == UNSEEN {
+                        let start = text.len();
+                        let _ = write!(text, "{}", buf.term(dict, id));
+                        *slot = (start as u32, (text.len() - start) as u32);
+                    }
+                }
             }
         }
     }
-    let span = |id: TermId| {
-        let (start, len) = at[id.index()];
-        &text.as_bytes()[start as usize..(start + len) as usize]
-    };
+    fn put(
+        out: &mut Vec<u8>,
+        dict: &(impl TermSource + ?Sized),
+        at: &[(u32, u32)],
+        text: &[u8],
+        id: TermId,
+    ) {
+        match dict.term(id) {
+            TermRef::Iri(iri) => {
+                out.push(b'<');
+                out.extend_from_slice(iri.ns.as_bytes());
+                out.extend_from_slice(iri.local.as_bytes());
+                out.push(b'>');
+            }
+            TermRef::Triple([s, p, o]) => {
+                out.extend_from_slice(b"<<( ");
+                put(out, dict, at, text, s);
+                out.push(b' ');
+                put(out, dict, at, text, p);
+                out.push(b' ');
+                put(out, dict, at, text, o);
+                out.extend_from_slice(b" )>>");
+            }
+            _ => {
+                let (start, len) = at[id.index()];
+                out.extend_from_slice(&text[start as usize..(start + len) as usize]);
+            }
+        }
+    }
+    let text = text.as_bytes();
+    let at = at.as_slice();
     let threads = rayon::current_num_threads().max(1);
     let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); threads];
     for group in quads.chunks(BLOCK * threads) {
@@ -435,14 +471,14 @@ fn write_lines<W: Write>(
                 out.clear();
                 for &[g, s, p, o] in chunk {
                     out.extend_from_slice(row);
-                    out.extend_from_slice(span(s));
+                    put(out, dict, at, text, s);
                     out.push(b' ');
-                    out.extend_from_slice(span(p));
+                    put(out, dict, at, text, p);
                     out.push(b' ');
-                    out.extend_from_slice(span(o));
+                    put(out, dict, at, text, o);
                     if with_graphs && g != TermId::DEFAULT_GRAPH {
                         out.push(b' ');
-                        out.extend_from_slice(span(g));
+                        put(out, dict, at, text, g);
                     }
                     out.extend_from_slice(b" .\n");
                 }
@@ -458,7 +494,7 @@ fn write_lines<W: Write>(
 /// rows for the quads removed, then `A` rows for the quads added, each `D S P O [G] .` in N-Quads term syntax (no
 /// graph term for the default graph), in the order given.
 pub fn write_patch<W: Write>(
-    dict: &(impl TermSource + ?Sized),
+    dict: &(impl TermSource + Sync + ?Sized),
     removed: &[Quad],
     added: &[Quad],
     mut writer: W,

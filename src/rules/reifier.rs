@@ -109,23 +109,47 @@ pub fn feed(h: &mut Sha256, terms: &impl TermSource, id: TermId) {
 
 /// The skolem IRI of a finished digest.
 pub fn finish(h: Sha256) -> String {
-    let digest = h.finalize();
     let mut out = String::with_capacity(GENID_BASE.len() + 32);
+    write_iri(&mut out, &digest(h));
+    out
+}
+
+/// The 128 bits of a finished digest that name the reifier.
+pub fn digest(h: Sha256) -> [u8; 16] {
+    let d = h.finalize();
+    let mut out = [0; 16];
+    out.copy_from_slice(&d[..16]);
+    out
+}
+
+/// Appends the skolem IRI of `digest` to `out`.
+pub fn write_iri(out: &mut String, digest: &[u8; 16]) {
     out.push_str(GENID_BASE);
-    for b in &digest[..16] {
+    for b in digest {
         out.push(char::from_digit(u32::from(b >> 4), 16).expect("a hex digit"));
         out.push(char::from_digit(u32::from(b & 15), 16).expect("a hex digit"));
     }
-    out
 }
 
 /// The skolem IRI of the reifier `rule` mints in `graph` for the edge `(s, p, o)`.
 pub fn iri(rule: &str, graph: Option<&str>, terms: &impl TermSource, edge: Triple) -> String {
+    let mut out = String::with_capacity(GENID_BASE.len() + 32);
+    write_iri(&mut out, &digest_of(rule, graph, terms, edge));
+    out
+}
+
+/// The digest naming the reifier `rule` mints in `graph` for the edge `(s, p, o)` (see [`write_iri`]).
+pub fn digest_of(
+    rule: &str,
+    graph: Option<&str>,
+    terms: &impl TermSource,
+    edge: Triple,
+) -> [u8; 16] {
     let mut h = start(rule, graph);
     for id in edge {
         feed(&mut h, terms, id);
     }
-    finish(h)
+    digest(h)
 }
 
 /// The reifier `minted` names for the instantiated `edge`, interned into `terms`.

@@ -1,0 +1,79 @@
+//! `--provenance` against a plain run: LUBM_L and LUBM_LE over LUBM(10), the facts written to a file, wall time
+//! and peak resident size (median of `REASONCTL_PROVENANCE_RUNS`, default 3), and the ratios the issue sets as
+//! targets (≤ 1.6× the time, ≤ 2× the memory). `cargo bench --bench provenance`.
+
+mod lubm_gen;
+mod measure;
+
+use std::path::Path;
+
+use measure::measure;
+
+fn median(mut v: Vec<(f64, f64)>) -> (f64, f64) {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let wall = v[v.len() / 2].0;
+    let mut peaks: Vec<f64> = v.iter().map(|x| x.1).collect();
+    peaks.sort_by(f64::total_cmp);
+    (wall, peaks[peaks.len() / 2])
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("provenance bench: skipped outside `cargo bench`");
+        return;
+    }
+    let runs: usize = std::env::var("REASONCTL_PROVENANCE_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let data = lubm_gen::cached(10);
+    let data = data.to_str().unwrap();
+    let out = lubm_gen::data_dir().join("provenance-out.nq");
+    let out = out.to_str().unwrap();
+    println!(
+        "{:<8} {:<22} {:>8} {:>9} {:>10} {:>10}",
+        "rules", "run", "wall s", "peak MiB", "time ×", "memory ×"
+    );
+    for set in ["LUBM_L", "LUBM_LE"] {
+        let rules =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("benches/lubm-rules/{set}.rq"));
+        let rules = rules.to_str().unwrap();
+        let time = |extra: &[&str]| {
+            median(
+                (0..runs.max(1))
+                    .map(|_| {
+                        let mut args = vec!["materialize", "-q", data, "--rules", rules, "-o", out];
+                        args.extend_from_slice(extra);
+                        let m = measure(&args);
+                        assert_eq!(m.code, 0, "{}", m.stderr);
+                        (m.wall, m.peak_mib)
+                    })
+                    .collect(),
+            )
+        };
+        let (plain, plain_peak) = time(&[]);
+        println!(
+            "{:<8} {:<22} {:>8.3} {:>9.0} {:>10} {:>10}",
+            set, "plain", plain, plain_peak, "-", "-"
+        );
+        for (name, extra) in [
+            ("--provenance", &["--provenance"][..]),
+            ("--provenance premises", &["--provenance=premises"][..]),
+        ] {
+            if name.ends_with("premises") && set == "LUBM_LE" {
+                // One replay per derived fact: minutes on LUBM_LE's 1.8 M facts; LUBM_L shows the cost.
+                continue;
+            }
+            let (wall, peak) = time(extra);
+            println!(
+                "{:<8} {:<22} {:>8.3} {:>9.0} {:>9.2}× {:>9.2}×",
+                set,
+                name,
+                wall,
+                peak,
+                wall / plain,
+                peak / plain_peak
+            );
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! This module defines what `materialize --provenance` writes: the rule credited with each derived fact and, with `premises`, that derivation's premises, as reifier quads.
+
+use std::time::Duration;
+
+use super::{Failure, MaterializeSettings, Reasoned, Run, remaining, run_options};
+use crate::control::{self, Phase};
+use crate::datalog::explain::{self, Premise, Slot};
+use crate::datalog::provenance::{self as credit, Level, NS};
+use crate::exec::terms::Terms;
+use crate::output::deps::Prefixes;
+use crate::output::explain::Context;
+use crate::query::QueryError;
+use crate::rules::reifier;
+use crate::store::{LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_known as wk};
+
+/// `--provenance`: the derived facts of `order` (the output's facts, in output order) credited to rules, as
+/// reifier quads in the same order (each fact's reifier, then its premises), whose new terms are `terms`' own;
+/// nothing without the flag. A pass past the deadline fails the command (exit 3, nothing written).
+pub(super) fn provenance(
+    settings: &MaterializeSettings,
+    store: &Store,
+    reasoned: &Reasoned,
+    run: Run,
+    terms: &mut Terms<'_>,
+    order: &[Quad],
+) -> Result<Vec<Quad>, Failure> {
+    let Some((level, graph)) = &settings.provenance else {
+        return Ok(Vec::new());
+    };
+    control::enter(Phase::Reason);
+    let options = run_options(&settings.reasoning, run, store);
+    let program = &reasoned.program;
+    let by_fact = credit::credit(program, store, &reasoned.overlay, &options)
+        .map_err(|e| Failure::from(QueryError::Exec(e)))?;
+    let credited: Vec<(Quad, usize)> = order
+        .iter()
+        .filter_map(|q| {
+            let at = by_fact.binary_search_by(|(f, _)| f.cmp(q)).ok()?;
+            Some(by_fact[at])
+        })
+        .collect();
+    drop(by_fact);
+    let reifiers = credit::quads(program, terms, &credited, graph.as_deref());
+    // Already a fact (an annotated head's reifier of its own edge): written once.
+    let end = store.dict.end();
+    let known = |[g, s, p, o]: Quad| {
+        s < end
+            && o < end
+            && (reasoned.overlay.contains(g, [s, p, o])
+                || store.quads.graph(g).is_some_and(|i| i.contains([s, p, o])))
+    };
+    if *level == Level::Rule {
+        return Ok(reifiers.into_iter().filter(|q| !known(*q)).collect());
+    }
+    let mut premises: Vec<Vec<Quad>> = vec![Vec::new(); credited.len()];
+    let mut facts: Vec<Quad> = credited.iter().map(|(q, _)| *q).collect();
+    facts.sort_unstable();
+    let explain_options = explain::Options {
+        depth: 1,
+        timeout: remaining(run.deadline),
+        reserve_per_node: Duration::ZERO,
+        now: options.now,
+        path_limit: options.path_limit,
+        cancel: crate::exec::Cancel::new(),
+    };
+    let explanation = explain::explain(program, store, &reasoned.overlay, &facts, &explain_options)
+        .map_err(Failure::input)?;
+    if explanation.incomplete {
+        return Err(Failure {
+            exit_code: 3,
+            ..Failure::input(QueryError::Exec(crate::exec::ExecError::Timeout(
+                explain_options.timeout.unwrap_or_default(),
+            )))
+        });
+    }
+    let position: hashbrown::HashMap<Quad, usize> = credited
+        .iter()
+        .enumerate()
+        .map(|(i, (q, _))| (*q, i))
+        .collect();
+    let prefixes = Prefixes::new(std::iter::empty());
+    let cx = Context {
+        program,
+        locations: &[],
+        terms: &store.dict,
+        prefixes: &prefixes,
+        color: false,
+        deadline: None,
+    };
+    for &t in &explanation.targets {
+        let node = &explanation.nodes[t];
+        let Some(&i) = position.get(&node.fact) else {
+            continue;
+        };
+        let rule = credited[i].1;
+        let Some(derivation) = node.derivations.iter().flatten().find(|d| d.rule == rule) else {
+            continue;
+        };
+        let mut writer = Premises {
+            terms,
+            cx: &cx,
+            out: &mut premises[i],
+            graph: graph.as_deref(),
+        };
+        writer.derivation(&program.rules[rule].id, node.fact, &derivation.premises);
+    }
+    let mut out = Vec::with_capacity(reifiers.len() + premises.iter().map(Vec::len).sum::<usize>());
+    for (pair, premises) in reifiers.chunks(2).zip(premises) {
+        out.extend(pair.iter().copied().filter(|q| !known(*q)));
+        out.extend(premises);
+    }
+    Ok(out)
+}
+
+/// The output's prefixes: the data's, and with `--provenance` also `rdf:` and `reasonctl:` where the data does
+/// not bind those names.
+pub(super) fn prefixes(
+    settings: &MaterializeSettings,
+    data: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out = data.to_vec();
+    if settings.provenance.is_some() {
+        for (name, ns) in [
+            ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
+            ("reasonctl", NS),
+        ] {
+            if !out.iter().any(|(n, _)| n == name) {
+                out.push((name.to_owned(), ns.to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// Writes the premises of credited derivations (see README, *Provenance*).
+struct Premises<'w, 't, 'c> {
+    terms: &'w mut Terms<'t>,
+    cx: &'w Context<'c, crate::store::Dictionary>,
+    out: &'w mut Vec<Quad>,
+    graph: Option<&'w str>,
+}
+
+impl Premises<'_, '_, '_> {
+    fn iri(&mut self, local: &str) -> TermId {
+        self.terms.iri(&format!("{NS}{local}"))
+    }
+
+    fn text(&mut self, s: &str) -> TermId {
+        self.terms.literal(s, LiteralKind::Simple)
+    }
+
+    /// A slot's term: a dictionary term, or its text.
+    fn slot(&mut self, s: &Slot) -> TermId {
+        match s {
+            Slot::Term(id) => *id,
+            other => {
+                let text = self.cx.slot(other, false);
+                self.text(&text)
+            }
+        }
+    }
+
+    // premise(R, <<( s p o )>>) :- derivation(f, d), credited(f, rule(d)), fact(d, s p o), R = reifier(f).
+    fn derivation(&mut self, rule: &str, [g, s, p, o]: Quad, premises: &[Premise]) {
+        let main = self.terms.main();
+        let graph_iri = match main.term(g) {
+            TermRef::Iri(i) => Some(i.to_string()),
+            _ => None,
+        };
+        let r_iri = reifier::iri(rule, graph_iri.as_deref(), main, [s, p, o]);
+        let r = self.terms.iri(&r_iri);
+        let g = match self.graph {
+            Some(pg) => self.terms.iri(pg),
+            None => g,
+        };
+        let premise = self.iri("premise");
+        for (i, p) in premises.iter().enumerate() {
+            match p {
+                Premise::Fact { atom, .. } => {
+                    if let Some([_, s, p, o]) = atom.quad() {
+                        let t = self.terms.triple([s, p, o]);
+                        self.out.push([g, r, premise, t]);
+                    }
+                }
+                other => {
+                    let node = self.terms.iri(&format!("{r_iri}/premise/{}", i + 1));
+                    self.out.push([g, r, premise, node]);
+                    self.node(g, node, other);
+                }
+            }
+        }
+    }
+
+    /// A premise other than a fact, as a node: a path, an absence, or the rows of an aggregate, subquery or
+    /// EXISTS.
+    fn node(&mut self, g: TermId, node: TermId, p: &Premise) {
+        let kind = |w: &mut Self, name: &str| {
+            let class = w.iri(name);
+            w.out.push([g, node, wk::RDF_TYPE, class]);
+        };
+        match p {
+            Premise::Fact { .. } => {}
+            Premise::Path {
+                subject,
+                path,
+                object,
+                ..
+            } => {
+                kind(self, "Path");
+                let (sp, pp, op) = (self.iri("subject"), self.iri("path"), self.iri("object"));
+                let (s, o) = (self.slot(subject), self.slot(object));
+                let text = self.cx.path(path, false);
+                let text = self.text(&text);
+                self.out
+                    .extend([[g, node, sp, s], [g, node, pp, text], [g, node, op, o]]);
+            }
+            Premise::Absence { patterns, filters } => {
+                kind(self, "Absence");
+                let (pattern, filter) = (self.iri("pattern"), self.iri("filter"));
+                for q in patterns {
+                    let text = match q {
+                        Premise::Fact { atom, .. } => self.cx.atom(atom, false),
+                        Premise::Path {
+                            subject,
+                            path,
+                            object,
+                            ..
+                        } => format!(
+                            "{} {} {} .",
+                            self.cx.slot(subject, false),
+                            self.cx.path(path, false),
+                            self.cx.slot(object, false)
+                        ),
+                        _ => continue,
+                    };
+                    let t = self.text(&text);
+                    self.out.push([g, node, pattern, t]);
+                }
+                for f in filters {
+                    let t = self.text(f);
+                    self.out.push([g, node, filter, t]);
+                }
+            }
+            Premise::Rows {
+                kind: k,
+                rows,
+                total,
+                ..
+            } => {
+                kind(
+                    self,
+                    match k {
+                        explain::RowsKind::Grouped => "Aggregate",
+                        explain::RowsKind::Subquery => "Subquery",
+                        explain::RowsKind::Exists => "Exists",
+                    },
+                );
+                let (count, premise) = (self.iri("rows"), self.iri("premise"));
+                let xsd_integer = self.terms.iri("http://www.w3.org/2001/XMLSchema#integer");
+                let n = self
+                    .terms
+                    .literal(&total.to_string(), LiteralKind::Typed(xsd_integer));
+                self.out.push([g, node, count, n]);
+                for row in rows {
+                    for q in row {
+                        if let Premise::Fact { atom, .. } = q
+                            && let Some([_, s, p, o]) = atom.quad()
+                        {
+                            let t = self.terms.triple([s, p, o]);
+                            self.out.push([g, node, premise, t]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
