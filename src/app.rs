@@ -202,6 +202,8 @@ pub struct ReasoningSettings {
     pub state: Option<std::path::PathBuf>,
     /// Bring the state up to date when the inputs given differ from it (`--refresh`).
     pub refresh: bool,
+    /// Record the rule that first derived each fact (`materialize --provenance`).
+    pub track: bool,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -607,6 +609,7 @@ fn run_options(settings: &ReasoningSettings, run: Run, store: &Store) -> datalog
             ..settings.budget.clone()
         },
         closure: settings.closure,
+        track: settings.track,
         ..datalog::Options::new(settings.now.unwrap_or_else(DateTime::now))
     }
 }

@@ -20,7 +20,7 @@ use serde_json::json;
 use thiserror::Error;
 
 use crate::rules::{Rule, RuleError};
-use crate::store::{Overlay, Store, TermId, TermSource};
+use crate::store::{Overlay, Quad, Store, TermId, TermSource};
 
 pub use budget::{Budget, CapReason};
 pub use fixpoint::{FixpointProgress, NoProgress, Options, Schedule, run, run_over};
@@ -249,6 +249,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Time of the fixpoint.
     pub elapsed: Duration,
+    /// With [`Options::track`]: each derived fact with the index of the rule that first derived it (the first
+    /// stage, then the first pass, then the first job in job order that found it), sorted by fact.
+    pub credits: Vec<(Quad, u32)>,
 }
 
 impl Report {
@@ -265,11 +268,17 @@ impl Report {
         capped_rules.extend(later.capped_rules);
         let mut stages = self.stages;
         stages.extend(later.stages);
+        // The later program's rules follow this one's.
+        let offset = self.rules.len() as u32;
         let mut rules = self.rules;
         rules.extend(later.rules);
         let mut warnings = self.warnings;
         warnings.extend(later.warnings);
+        let mut credits = self.credits;
+        credits.extend(later.credits.into_iter().map(|(q, r)| (q, r + offset)));
+        credits.sort_unstable();
         Report {
+            credits,
             derived: self.derived + later.derived,
             capped: self.capped.or(later.capped),
             capped_rules,

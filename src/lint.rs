@@ -455,6 +455,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::HeadBlankNode { rule }
         | RuleError::HeadAnnotation { rule, .. }
         | RuleError::HeadAnonymous { rule }
+        | RuleError::LiteralSubject { rule, .. }
         | RuleError::InvalidLiteral { rule, .. }
         | RuleError::JsonSyntax { rule, .. }
         | RuleError::MissingKey { rule, .. }
@@ -605,6 +606,10 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                         )
                     })
                     .collect(),
+                RuleError::LiteralSubject { var, role, .. } => label(
+                    s.var_in(var, s.template()),
+                    &format!("this {role} is always a literal"),
+                ),
                 RuleError::UnsafeNegation { var, .. } => {
                     let neg = s.negation_with(Some(var));
                     let inner = neg
@@ -697,6 +702,10 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                         )
                     })
                     .collect(),
+                RuleError::LiteralSubject { var, role, .. } => label(
+                    j.string_from(head, &format!("?{var}")),
+                    &format!("this {role} is always a literal"),
+                ),
                 RuleError::UnsafeNegation { var, .. } => {
                     // The negation whose own region (up to the next negation) names the variable.
                     let negations = j.all_ci(body, &["not-exists", "notexists"]);

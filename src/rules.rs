@@ -144,6 +144,21 @@ pub enum RuleError {
         /// The construct (`{| … |}`, `@annotation`, `@edge`, `@reifies`).
         construct: String,
     },
+    /// A head whose subject (a reifier, say) or predicate is a variable the body binds only to literals.
+    #[error(
+        "rule {rule}: ?{var} is the {role} of a head, but the body binds it only to literals, so the head derives nothing"
+    )]
+    #[diagnostic(help(
+        "bind ?{var} to an IRI (a triple pattern, VALUES of IRIs, BIND(IRI(…) AS ?{var})); a reifier can also be minted: leave out `~ ?{var}` / the annotation's \"@id\""
+    ))]
+    LiteralSubject {
+        /// The rule id.
+        rule: String,
+        /// The variable, without `?`.
+        var: String,
+        /// `reifier`, `subject` or `predicate`.
+        role: &'static str,
+    },
     /// A JSON-LD head node without `@id`.
     #[error("rule {rule}: a head node has no \"@id\"; it would mint a fresh node for every match")]
     #[diagnostic(help("give the node an \"@id\": a \"?variable\" bound by the body, or an IRI"))]

@@ -128,6 +128,7 @@ fn options(schedule: Schedule, threads: usize, closure: bool) -> Options {
         closure,
         path_limit: reasonctl::exec::DEFAULT_PATH_LIMIT,
         start: None,
+        track: false,
     }
 }
 

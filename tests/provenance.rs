@@ -199,3 +199,96 @@ fn with_provenance_every_derived_fact_is_credited_to_exactly_one_rule() {
     // Nothing but the facts and their provenance: two quads per derived fact.
     assert_eq!(with.len(), derived.len() * 3);
 }
+
+#[test]
+fn provenance_from_a_state_is_the_provenance_of_a_run_from_scratch() {
+    let case = "provenance-rule";
+    let tmp = tempfile::tempdir().unwrap();
+    for f in ["data.ttl", "rules.rq"] {
+        std::fs::copy(dir(case).join(f), tmp.path().join(f)).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("plus.nt"),
+        "<http://example.org/eve> <http://example.org/knows> <http://example.org/ann> .\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let fresh = run(&[
+        "materialize",
+        "data.ttl",
+        "--rules",
+        "rules.rq",
+        "--provenance",
+        "--format",
+        "nquads",
+    ]);
+    let saved = run(&[
+        "materialize",
+        "data.ttl",
+        "--rules",
+        "rules.rq",
+        "--state",
+        "st",
+        "--provenance",
+        "--format",
+        "nquads",
+    ]);
+    assert_eq!(fresh, saved);
+    // Unchanged state: the program runs again for the credits, and says so.
+    let again = run(&[
+        "materialize",
+        "--state",
+        "st",
+        "--provenance",
+        "--format",
+        "nquads",
+        "--stats",
+        "s.json",
+    ]);
+    assert_eq!(fresh, again);
+    let stats: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(stats["mode"], "full", "{stats}");
+    assert!(
+        stats["mode_reason"]
+            .as_str()
+            .unwrap()
+            .contains("--provenance"),
+        "{stats}"
+    );
+    // A change set: derived again, the same provenance as a fresh run over the changed data.
+    let changed = run(&[
+        "materialize",
+        "--state",
+        "st",
+        "--add",
+        "plus.nt",
+        "--provenance",
+        "--format",
+        "nquads",
+    ]);
+    let fresh = run(&[
+        "materialize",
+        "data.ttl",
+        "plus.nt",
+        "--rules",
+        "rules.rq",
+        "--provenance",
+        "--format",
+        "nquads",
+    ]);
+    assert_eq!(changed, fresh);
+    assert!(fresh.contains("eve"));
+}

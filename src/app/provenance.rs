@@ -30,16 +30,15 @@ pub(super) fn provenance(
     control::enter(Phase::Reason);
     let options = run_options(&settings.reasoning, run, store);
     let program = &reasoned.program;
-    let by_fact = credit::credit(program, store, &reasoned.overlay, &options)
-        .map_err(|e| Failure::from(QueryError::Exec(e)))?;
+    // The run recorded each fact's first derivation (`--provenance` sets `track`).
+    let by_fact: &[(Quad, u32)] = reasoned.report.as_ref().map_or(&[], |r| &r.credits);
     let credited: Vec<(Quad, usize)> = order
         .iter()
         .filter_map(|q| {
             let at = by_fact.binary_search_by(|(f, _)| f.cmp(q)).ok()?;
-            Some(by_fact[at])
+            Some((by_fact[at].0, by_fact[at].1 as usize))
         })
         .collect();
-    drop(by_fact);
     let reifiers = credit::quads(program, terms, &credited, graph.as_deref());
     // Already a fact (an annotated head's reifier of its own edge): written once.
     let end = store.dict.end();
@@ -112,8 +111,8 @@ pub(super) fn provenance(
     Ok(out)
 }
 
-/// The output's prefixes: the data's, and with `--provenance` also `rdf:` and `reasonctl:` where the data does
-/// not bind those names.
+/// The output's prefixes: the data's, and with `--provenance` also `rdf:`, `reasonctl:` and `genid:` (minted
+/// reifiers) where the data does not bind those names.
 pub(super) fn prefixes(
     settings: &MaterializeSettings,
     data: &[(String, String)],
@@ -123,6 +122,7 @@ pub(super) fn prefixes(
         for (name, ns) in [
             ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
             ("reasonctl", NS),
+            ("genid", reifier::GENID_BASE),
         ] {
             if !out.iter().any(|(n, _)| n == name) {
                 out.push((name.to_owned(), ns.to_owned()));

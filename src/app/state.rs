@@ -30,6 +30,11 @@ pub(crate) enum Source {
 }
 
 /// The result-changing options of a run, as a manifest records them.
+/// Why `--provenance` derives a state again: the rule credited with a fact is the one that first derived it in a
+/// run from scratch, which a state does not keep.
+const PROVENANCE: &str =
+    "--provenance credits each fact to the rule that first derived it in a run from scratch";
+
 fn options(load: &LoadOptions, reasoning: &ReasoningSettings) -> ResultOptions {
     ResultOptions {
         owl2rl: reasoning.owl2rl,
@@ -550,14 +555,24 @@ pub(super) fn update(
                 differs: differs.join("; "),
             }));
         }
-        let (store, reasoned, ..) = from_state(dir, progress)?;
+        let (mut store, mut reasoned, ..) = from_state(dir, progress)?;
         lap("open", &mut times);
+        let mut mode = Mode::Unchanged;
+        let mut before = Vec::new();
+        if reasoning.track {
+            before = output_facts(&store, &reasoned.overlay, false);
+            // The credits are not saved: the state's program runs again over its data (the state stays).
+            let (_, settings) = effective(load_options, reasoning, &manifest, &reasoned.texts);
+            reasoned = reason(&mut store, &settings, run, false, progress)?;
+            lap("reason", &mut times);
+            mode = Mode::Full(PROVENANCE.to_owned());
+        }
         return Ok(Updated {
             store,
             reasoned,
             source: Source::State,
-            mode: Mode::Unchanged,
-            before: Vec::new(),
+            mode,
+            before,
             asserted: (Vec::new(), Vec::new()),
             base: None,
             record: Record {
@@ -636,6 +651,8 @@ pub(super) fn update(
         Some(differs.join("; "))
     } else if settings.owl2rl {
         Some("--owl2rl states are derived again from scratch".to_owned())
+    } else if settings.track {
+        Some(PROVENANCE.to_owned())
     } else {
         None
     };

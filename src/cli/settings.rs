@@ -349,6 +349,7 @@ fn reasoning(
         owl2rl: args.owl2rl,
         state: args.state,
         refresh: args.refresh,
+        track: false,
     })
 }
 
@@ -379,7 +380,8 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     };
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
-    let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    let mut reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    reasoning.track = args.provenance.is_some();
     let changes = !(args.add.is_empty() && args.remove.is_empty());
     if changes && !sources.is_empty() {
         return Err(SettingsError::ChangeWithData);

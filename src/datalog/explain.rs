@@ -1345,6 +1345,7 @@ mod tests {
             closure: true,
             path_limit: exec::DEFAULT_PATH_LIMIT,
             start: None,
+            track: false,
         };
         let (overlay, _) =
             super::super::materialize(&program, &mut store, &options, &fixpoint::NoProgress)

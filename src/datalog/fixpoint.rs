@@ -69,6 +69,8 @@ pub struct Options {
     /// facts added, derived facts rederived). Each stage's first pass then runs every rule seeded by them and by
     /// what earlier stages of this run added, at every atom that can read them, instead of whole.
     pub start: Option<Vec<Quad>>,
+    /// Record the rule that first derived each new fact ([`super::Report::credits`], for `--provenance`).
+    pub track: bool,
 }
 
 impl Options {
@@ -82,6 +84,7 @@ impl Options {
             closure: true,
             path_limit: crate::exec::DEFAULT_PATH_LIMIT,
             start: None,
+            track: false,
         }
     }
 }
@@ -479,6 +482,13 @@ pub fn run_over(
             if options.start.is_some() {
                 added_by_run.extend(new.iter().map(|&(q, _, _)| q));
             }
+            // credit(f) = the rule of the first job (in job order) of the pass that first found f.
+            if options.track {
+                report.credits.extend(
+                    new.iter()
+                        .map(|&(q, j, _)| (q, jobs[j as usize].rule as u32)),
+                );
+            }
             drop(new);
             for (graph, triples) in by_graph {
                 overlay.add(graph, triples);
@@ -531,6 +541,7 @@ pub fn run_over(
         }
     }
     report.elapsed = start.elapsed();
+    report.credits.sort_unstable();
     (overlay, report)
 }
 

@@ -1,30 +1,20 @@
 //! This module defines provenance: the rule each derived fact is credited to, written as an RDF 1.2 reifier of the fact.
 //!
 //! ```text
-//! credit(f) = the first rule r, in stage order (then program order), with a body row over the final facts
-//!             whose head instantiates to f
+//! credit(f) = the rule that first derived f: its first stage, that stage's first pass to find it, and in the
+//!             pass the first job (in job order: rules in program order) that found it
 //! r_f rdf:reifies <<( s p o )>> ;  reasonctl:rule "rule id" .     (r_f minted as an annotated head's reifier)
 //! ```
 //!
-//! Crediting runs every rule body once over the fixpoint (one naive pass), in parallel; the credit does not depend
-//! on the thread count, the order in which the fixpoint met the facts, or the run. Stage order makes the credit
-//! the rule that first derived the fact across stages; within a recursive group, program order decides. A fact
-//! no body derives again in one step (a rule calling RAND, UUID, STRUUID or BNODE) is credited to none.
+//! The fixpoint records the credits as it merges each pass ([`super::Options::track`]): no second evaluation,
+//! and the same credits whatever the thread count (jobs keep their order) or the run.
 
-use std::sync::atomic::AtomicUsize;
-use std::time::Instant;
-
-use hashbrown::HashSet;
 use rayon::prelude::*;
 
-use super::fixpoint::{Job, Limits, run_body};
-use super::{Options, Program};
+use super::Program;
 use crate::exec::terms::Terms;
-use crate::exec::{Cancel, ExecError};
 use crate::rules::reifier;
-use crate::store::{
-    Dictionary, LiteralKind, Overlay, Quad, Store, TermId, TermRef, TermSource, well_known as wk,
-};
+use crate::store::{Dictionary, LiteralKind, Quad, TermId, TermRef, TermSource, well_known as wk};
 
 /// What `--provenance` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,67 +29,6 @@ pub enum Level {
 pub const NS: &str = "https://reasonctl.invalid/ns#";
 /// `reasonctl:rule`: the id of the rule a fact is credited to, as a string.
 pub const RULE: &str = "https://reasonctl.invalid/ns#rule";
-
-/// The derived facts of `overlay`, each with the index of the rule credited with it (facts no rule derives again
-/// are left out); sorted by fact.
-pub fn credit(
-    program: &Program,
-    store: &Store,
-    overlay: &Overlay,
-    options: &Options,
-) -> Result<Vec<(Quad, usize)>, ExecError> {
-    let started = Instant::now();
-    let cancel = match (options.budget.deadline(started), options.budget.timeout) {
-        (Some(at), Some(t)) => Cancel::new().with_deadline(at, t),
-        _ => Cancel::new(),
-    };
-    let mut order: Vec<usize> = (0..program.rules.len()).collect();
-    order.sort_by_key(|&r| (program.deps.groups[program.deps.group_of(r)].stage, r));
-    let end = store.dict.end();
-    let found = AtomicUsize::new(0);
-    let limits = Limits {
-        now: options.now,
-        cancel: &cancel,
-        found: &found,
-        room: usize::MAX,
-        path_limit: options.path_limit,
-        made_cap: usize::MAX,
-    };
-    // Each rule's derived facts, in credit order.
-    let made: Vec<Vec<Quad>> = order
-        .par_iter()
-        .map(|&r| {
-            let job = Job {
-                rule: r,
-                body: &program.rules[r].body,
-                seed: None,
-                compiled: None,
-            };
-            let out = run_body(program, &job, store, overlay, &limits)?;
-            let mut quads: Vec<Quad> = out
-                .quads
-                .into_iter()
-                .filter(|q| {
-                    q.iter().all(|id| id.0 < end.0) && overlay.contains(q[0], [q[1], q[2], q[3]])
-                })
-                .collect();
-            quads.sort_unstable();
-            quads.dedup();
-            Ok(quads)
-        })
-        .collect::<Result<_, ExecError>>()?;
-    let mut credited: HashSet<Quad> = HashSet::with_capacity(overlay.len());
-    let mut out: Vec<(Quad, usize)> = Vec::with_capacity(overlay.len());
-    for (&r, quads) in order.iter().zip(made) {
-        for q in quads {
-            if credited.insert(q) {
-                out.push((q, r));
-            }
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
-}
 
 /// The provenance quads of credited facts: for each, its reifier `rdf:reifies` the fact's triple and carries
 /// `reasonctl:rule`, in the fact's graph or in `graph`. New terms are the local terms of `terms`.

@@ -20,8 +20,11 @@ pub const UNSAFE_NEGATION: &str = "reasonctl::rules::unsafe_negation";
 pub const UNSTRATIFIED: &str = "reasonctl::rules::unstratified";
 /// A blank node in a head.
 pub const HEAD_BLANK_NODE: &str = "reasonctl::rules::head_blank_node";
-/// An annotation (`{| |}`, `~`, `@annotation`, `@edge`, `@reifies`) in a head.
+/// A head reifier that cannot be minted: a blank node reifying two edges, an annotated edge holding a blank
+/// node, `@edge` or `@reifies` in a JSON-LD head.
 pub const HEAD_ANNOTATION: &str = "reasonctl::rules::head_annotation";
+/// A head subject or predicate variable the body binds only to literals.
+pub const LITERAL_SUBJECT: &str = "reasonctl::rules::literal_subject";
 /// A JSON-LD head node without `@id`.
 pub const HEAD_ANONYMOUS: &str = "reasonctl::rules::head_anonymous";
 /// A head value whose lexical form is invalid for its datatype.
@@ -98,7 +101,11 @@ pub const ALL: &[(&str, &str)] = &[
     (HEAD_BLANK_NODE, "A blank node in a head"),
     (
         HEAD_ANNOTATION,
-        "An annotation (`{| |}`, `~`, `@annotation`, `@edge`, `@reifies`) in a head",
+        "A head reifier that cannot be minted (a blank node reifying two edges, `@edge`, `@reifies`)",
+    ),
+    (
+        LITERAL_SUBJECT,
+        "A head subject (a reifier) or predicate variable the body binds only to literals",
     ),
     (HEAD_ANONYMOUS, "A JSON-LD head node without `@id`"),
     (
@@ -173,6 +180,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::Unstratified { .. } => UNSTRATIFIED,
         RuleError::HeadBlankNode { .. } => HEAD_BLANK_NODE,
         RuleError::HeadAnnotation { .. } => HEAD_ANNOTATION,
+        RuleError::LiteralSubject { .. } => LITERAL_SUBJECT,
         RuleError::HeadAnonymous { .. } => HEAD_ANONYMOUS,
         RuleError::InvalidLiteral { .. } => INVALID_LITERAL,
         RuleError::JsonSyntax { .. } => JSON_SYNTAX,

@@ -145,6 +145,9 @@ pub fn compile(
         });
     }
     errors.extend(negation);
+    errors.extend(validate::literal_subjects(
+        &rule, &body, &heads, &vars, dict,
+    ));
     if !errors.is_empty() {
         return Err(errors);
     }

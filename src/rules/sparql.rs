@@ -339,6 +339,7 @@ pub fn compile(
             vars: unbound,
         });
     }
+    errors.extend(validate::literal_subjects(id, &body, &heads, &vars, dict));
     if !errors.is_empty() {
         return Err(errors);
     }

@@ -326,3 +326,141 @@ fn mentions(op: &Op, skip: Option<&Op>, out: &mut VarSet) {
         mentions(child, skip, out);
     }
 }
+
+/// Head subjects (reifiers among them) and predicates that the body binds only to literals: such a head derives
+/// nothing. A variable is literal-only when the body binds it, and every binding is a BIND of an expression that
+/// always yields a literal, a VALUES column of literals, or a COUNT, SUM, AVG or GROUP_CONCAT. One error per
+/// variable.
+pub fn literal_subjects(
+    rule: &str,
+    body: &Op,
+    heads: &[crate::rules::Head],
+    vars: &VarTable,
+    dict: &crate::store::Dictionary,
+) -> Vec<RuleError> {
+    use crate::ir::lower::TemplateTerm;
+    use crate::store::well_known as wk;
+    let mut out = Vec::new();
+    let mut seen: Vec<crate::ir::VarId> = Vec::new();
+    let reifiers: Vec<&TemplateTerm> = heads
+        .iter()
+        .filter(|h| h.terms[1] == TemplateTerm::Const(wk::RDF_REIFIES))
+        .map(|h| &h.terms[0])
+        .collect();
+    for h in heads {
+        let roles = [
+            (
+                &h.terms[0],
+                if reifiers.contains(&&h.terms[0]) {
+                    "reifier"
+                } else {
+                    "subject"
+                },
+            ),
+            (&h.terms[1], "predicate"),
+        ];
+        for (t, role) in roles {
+            let TemplateTerm::Var(v) = t else { continue };
+            if seen.contains(v) {
+                continue;
+            }
+            seen.push(*v);
+            let mut found = Bindings::default();
+            bindings(body, *v, dict, &mut found);
+            if found.literal && !found.other {
+                out.push(RuleError::LiteralSubject {
+                    rule: rule.to_owned(),
+                    var: vars.name(*v).to_owned(),
+                    role,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// How a body binds one variable: to literals only, or (also) otherwise.
+#[derive(Default)]
+struct Bindings {
+    literal: bool,
+    other: bool,
+}
+
+// binds(op, v, literal) :- extend(op, v, e), literal_only(e).
+// binds(op, v, other)   :- pattern(op), mentions(op, v).
+fn bindings(op: &Op, v: crate::ir::VarId, dict: &crate::store::Dictionary, found: &mut Bindings) {
+    use crate::ir::AggregateKind;
+    match op {
+        Op::Pattern(_) | Op::Path { .. } | Op::GraphName(_) if op.term_vars().contains(v) => {
+            found.other = true;
+        }
+        Op::Extend { var, expr, .. } if *var == v => {
+            if literal_only(expr, dict) {
+                found.literal = true;
+            } else {
+                found.other = true;
+            }
+        }
+        Op::Values { vars, rows } => {
+            if let Some(i) = vars.iter().position(|x| *x == v) {
+                let literals = rows.iter().all(|r| {
+                    r[i].is_none_or(|id| {
+                        matches!(
+                            crate::store::TermSource::term(dict, id),
+                            crate::store::TermRef::Literal { .. }
+                        )
+                    })
+                });
+                if literals {
+                    found.literal = true;
+                } else {
+                    found.other = true;
+                }
+            }
+        }
+        Op::Group { aggregates, .. } => {
+            for (av, agg) in aggregates {
+                if *av == v {
+                    match agg.kind {
+                        AggregateKind::CountAll
+                        | AggregateKind::Count
+                        | AggregateKind::Sum
+                        | AggregateKind::Avg
+                        | AggregateKind::GroupConcat { .. } => found.literal = true,
+                        _ => found.other = true,
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    for c in op.children() {
+        bindings(c, v, dict, found);
+    }
+}
+
+/// Whether an expression always yields a literal (or an error).
+fn literal_only(e: &Expr, dict: &crate::store::Dictionary) -> bool {
+    use crate::ir::Func;
+    match e {
+        Expr::Const(id) => matches!(
+            crate::store::TermSource::term(dict, *id),
+            crate::store::TermRef::Literal { .. }
+        ),
+        Expr::Var(_) => false,
+        Expr::If(_, a, b) => literal_only(a, dict) && literal_only(b, dict),
+        Expr::Coalesce(list) => !list.is_empty() && list.iter().all(|x| literal_only(x, dict)),
+        Expr::Call(f, _) => !matches!(
+            f,
+            Func::Iri
+                | Func::BNode
+                | Func::Uuid
+                | Func::Datatype
+                | Func::Triple
+                | Func::Subject
+                | Func::Predicate
+                | Func::Object
+        ),
+        _ => true,
+    }
+}
