@@ -1,5 +1,6 @@
 //! This module defines where results go: RDF writers, atomic files, progress bars.
 
+pub mod annotated;
 pub mod deps;
 pub mod explain;
 pub mod files;

@@ -355,14 +355,26 @@ pub fn write_quads<W: Write>(
         return write_lines(dict, quads, format.holds_graphs(), b"", writer);
     }
     let mut serializer = RdfSerializer::from_format(format.rdf_format());
-    if matches!(format, RdfOutputFormat::Trig | RdfOutputFormat::Turtle) {
+    let turtle = matches!(format, RdfOutputFormat::Trig | RdfOutputFormat::Turtle);
+    let mut declared: Vec<(String, String)> = Vec::new();
+    if turtle {
         for (name, iri) in used_prefixes(dict, prefixes, quads) {
             serializer = match serializer.clone().with_prefix(name, iri) {
-                Ok(s) => s,
+                Ok(s) => {
+                    declared.push((name.to_owned(), iri.to_owned()));
+                    s
+                }
                 Err(_) => serializer, // a prefix the writer cannot print is left out; full IRIs are written
             };
         }
     }
+    // Edges with their reifiers go last, in annotation form (`s p o ~ r {| … |}`).
+    let split = if turtle {
+        super::annotated::split(dict, quads)
+    } else {
+        None
+    };
+    let quads: &[Quad] = split.as_ref().map_or(quads, |(rest, _)| rest);
     let mut out = serializer.for_writer(writer);
     // Terms are written from reusable buffers: no allocation per quad but for triple terms.
     let mut bufs: [Buf; 4] = Default::default();
@@ -390,7 +402,18 @@ pub fn write_quads<W: Write>(
         };
         out.serialize_quad(oxrdf::QuadRef::new(subject, predicate, object, graph_name))?;
     }
-    out.finish()
+    let writer = out.finish()?;
+    match &split {
+        Some((rest, statements)) => super::annotated::write(
+            writer,
+            dict,
+            &declared,
+            statements,
+            format.holds_graphs(),
+            rest.is_empty(),
+        ),
+        None => Ok(writer),
+    }
 }
 
 /// N-Triples / N-Quads, one line per quad: IRIs are copied straight from the dictionary, and triple terms
