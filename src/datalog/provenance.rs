@@ -51,6 +51,8 @@ pub fn quads(
             reifier::digest_of(&program.rules[r].id, g.as_deref(), dict, [s, p, o])
         })
         .collect();
+    // A reifier IRI (its 32 hex digits after the shared namespace) and a triple term per fact.
+    terms.reserve(credited.len() * 2, credited.len() * 64);
     let rule_property = terms.iri(RULE);
     let graph = graph.map(|g| terms.iri(g));
     let ids: Vec<TermId> = program

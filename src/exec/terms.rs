@@ -42,6 +42,11 @@ impl<'a> Terms<'a> {
         }
     }
 
+    /// Room for `terms` more computed terms of about `bytes` bytes (see [`Dictionary::reserve`]).
+    pub fn reserve(&mut self, terms: usize, bytes: usize) {
+        self.local.reserve(terms, bytes);
+    }
+
     /// A literal's id.
     pub fn literal(&mut self, lexical: &str, kind: LiteralKind<'_>) -> TermId {
         match self.main.lookup_literal(lexical, kind) {

@@ -47,6 +47,19 @@ impl Interner {
     }
 
     /// The entry's number, added if new.
+    /// Room for `entries` more entries of `bytes` bytes in all.
+    fn reserve(&mut self, entries: usize, bytes: usize) {
+        let Self {
+            bytes: b,
+            starts,
+            table,
+            hasher,
+        } = self;
+        b.reserve(bytes);
+        starts.reserve(entries);
+        table.reserve(entries, |&j| hasher.hash_one(entry(b, starts, j)));
+    }
+
     fn intern(&mut self, key: &[u8]) -> u32 {
         self.intern_if(key, || true).expect("accepted")
     }
@@ -192,6 +205,12 @@ impl Dictionary {
             debug_assert_eq!(got, id, "{iri}");
         }
         dict
+    }
+
+    /// Room for `terms` more terms of about `bytes` bytes in all (their encoded forms), so a bulk of new terms
+    /// does not grow the dictionary by doubling.
+    pub fn reserve(&mut self, terms: usize, bytes: usize) {
+        self.terms.reserve(terms, bytes);
     }
 
     /// An empty dictionary that extends `main`: its ids and blank nodes continue where `main`'s end, so the two
