@@ -506,7 +506,7 @@ fn a_recursive_chain_closes_the_same_way_staged_and_naive() {
 #[test]
 fn a_removal_that_overdeletes_most_of_a_large_component_is_derived_again_and_says_so() {
     // A ring of 80 nodes under a symmetric, transitive relation: one class of 6,400 facts. Removing one edge
-    // leaves the class connected, but DRed overdeletes all of it first: past a quarter of the derived facts,
+    // leaves the class connected, but DRed overdeletes all of it first: past an eighth of the derived facts,
     // maintenance gives up and derives again from scratch.
     let ring = |skip: Option<usize>| -> String {
         (0..80)
