@@ -864,7 +864,8 @@ const OVERLAP: &str = "PREFIX ex: <http://example.org/>\n\
     #@rule late\nCONSTRUCT { ?x ex:w ?y } WHERE { ?x ex:n ?y }\n";
 
 /// Programs for the command-level differential test: recursive, a closure, stratified negation, an aggregate,
-/// named-graph heads, and OWL 2 RL with a rule over its facts (`--owl2rl` given when the name says so).
+/// named-graph heads, OWL 2 RL with a rule over its facts (`--owl2rl` given when the name says so), and an
+/// annotated head (minted reifiers) under recursion.
 const PROGRAMS: &[(&str, &str)] = &[
     (
         "recursive",
@@ -901,6 +902,12 @@ const PROGRAMS: &[(&str, &str)] = &[
          #@rule typed\nCONSTRUCT { ?x ex:kind ?c } WHERE { ?x a ?c }\n",
     ),
     ("overlap", OVERLAP),
+    (
+        "annotated",
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule via\nCONSTRUCT { ?x ex:r ?y {| ex:via ?z |} } WHERE { ?x ex:p ?z . ?z ex:q ?y }\n\
+         #@rule step\nCONSTRUCT { ?x ex:r ?y } WHERE { ?x ex:r ?z . ?z ex:r ?y }\n",
+    ),
 ];
 
 /// TriG over a few nodes and ex:p, ex:q; with `base`, a small ontology (ex:p transitive, ex:q's domain ex:C) and
@@ -927,7 +934,7 @@ proptest::proptest! {
 
     #[test]
     fn a_maintained_state_writes_what_a_run_from_scratch_writes_and_its_patch_leads_there(
-        program in 0usize..7,
+        program in 0usize..8,
         old in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..12),
         keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 12),
         new in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..6),
