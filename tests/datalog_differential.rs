@@ -523,3 +523,23 @@ fn a_removal_that_overdeletes_most_of_a_large_component_is_derived_again_and_say
     assert_eq!(kept, run(&ring(Some(7)), &rules, Schedule::Staged, 1));
     assert_eq!(kept.lines().count(), 80 * 80 - 79);
 }
+
+#[test]
+fn annotated_recursive_heads_mint_the_same_reifiers_staged_naive_and_on_any_thread_count() {
+    let mut data = String::new();
+    for i in 0..12 {
+        data.push_str(&format!("<{EX}n{i}> <{EX}t> <{EX}n{}> .\n", (i + 1) % 12));
+        data.push_str(&format!("<{EX}n{i}> <{EX}t> <{EX}n{}> .\n", (i * 5) % 12));
+    }
+    let rules = vec![
+        format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?x <{EX}t> ?y }}"),
+        format!(
+            "CONSTRUCT {{ ?x <{EX}r> ?z {{| <{EX}via> ?y |}} }} WHERE {{ ?x <{EX}r> ?y . ?y <{EX}t> ?z }}"
+        ),
+    ];
+    let staged = run(&data, &rules, Schedule::Staged, 1);
+    assert!(staged.contains("/.well-known/genid/"), "{staged}");
+    assert_eq!(staged, run(&data, &rules, Schedule::WholeProgram, 1));
+    assert_eq!(staged, run(&data, &rules, Schedule::NaiveStages, 1));
+    assert_eq!(staged, run(&data, &rules, Schedule::Staged, 4));
+}
