@@ -147,6 +147,15 @@ pub fn sparql_rule() -> impl Strategy<Value = String> {
         1 => triple().prop_map(|t| format!("GRAPH ex:g {{ {t} }}")),
         1 => Just("?a ex:q [ ex:r ?b ] .".to_owned()),
         1 => Just("?a ex:q ?b {| ex:c 1 |} .".to_owned()),
+        // Annotated heads: a named reifier, nested annotations, a blank node inside, two edges on one blank.
+        1 => pick(&[
+            "?a ex:q ?b ~ ?a {| ex:c ?b |} .",
+            "?a ex:q ?b {| ex:c ?b {| ex:d 2 |} |} .",
+            "?a ex:q ?b {| ex:c [ ex:d 1 ] |} .",
+            "_:r rdf:reifies <<( ?a ex:q ?b )>>, <<( ?b ex:q ?a )>> .",
+            "?a ex:q ?b ~ _:r {| ex:c 1 |} . ?b ex:q ?a ~ _:r .",
+        ])
+        .prop_map(str::to_owned),
     ];
     (head, group()).prop_map(|(h, b)| format!("CONSTRUCT {{ {h} }} WHERE {{ {b} }}"))
 }
@@ -227,6 +236,13 @@ pub fn jsonld_rules_file() -> impl Strategy<Value = String> {
         1 => Just("{\"@id\": \"_:n1\", \"ex:q\": \"?a\"}".to_owned()),
         1 => Just("{\"ex:q\": \"?a\"}".to_owned()),
         1 => Just("{\"@id\": \"?a\", \"ex:q\": {\"@value\": \"x\", \"@type\": \"xsd:integer\"}}".to_owned()),
+        1 => pick(&[
+            "{\"@id\": \"?a\", \"ex:q\": {\"@id\": \"?b\", \"@annotation\": {\"ex:c\": \"?a\"}}}",
+            "{\"@id\": \"?a\", \"ex:q\": {\"@id\": \"?b\", \"@annotation\": [{\"@id\": \"?a\", \"ex:c\": 1}, {\"ex:d\": {\"@id\": \"?b\", \"@annotation\": {\"ex:e\": 2}}}]}}",
+            "{\"@id\": \"?a\", \"ex:q\": {\"@value\": 3, \"@annotation\": {\"@graph\": \"ex:g\"}}}",
+            "{\"@id\": \"?a\", \"@annotation\": {\"ex:c\": 1}}",
+        ])
+        .prop_map(str::to_owned),
     ];
     let rule = (proptest::collection::vec(clause, 1..4), insert, 0u8..4).prop_map(|(w, i, n)| {
         format!(
