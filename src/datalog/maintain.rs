@@ -307,8 +307,8 @@ pub fn update(
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
 /// `changes` (removed, added): overdelete, rederive, insert. `None` (the store's asserted facts as they came) when
 /// overdeletion passes an eighth of `old`, or its bodies instantiate more than a quarter as many facts as `old`
-/// holds: past that, deriving again from scratch costs less. (On LUBM_L(10) maintenance costs about 8.5× the overdeleted share of a fresh
-/// run: 4% overdeleted, 34% of the time; break-even is near 12%.)
+/// holds: past that, deriving again from scratch costs less. (On LUBM_L(10) maintenance costs about 8.5× the
+/// overdeleted share of a fresh run: 4% overdeleted, 34% of the time; break-even is near 12%.)
 fn maintain(
     program: &Program,
     store: &mut Store,
