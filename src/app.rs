@@ -550,6 +550,11 @@ fn reason(
         mut findings,
         texts,
     } = validation;
+    // A recursive rule that may mint reifiers without end: said before the run (which may not end).
+    for w in lint::warnings::minting(&program) {
+        let finding = Builder::new(&texts).warning(w);
+        warn(format_args!("{:?}", Report::new(finding)));
+    }
     let clock = program.clock_readers();
     if settings.now.is_none() && !clock.is_empty() {
         findings.push(Builder::new(&texts).error(RuleError::ClockWithoutTime {

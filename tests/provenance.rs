@@ -292,3 +292,38 @@ fn provenance_from_a_state_is_the_provenance_of_a_run_from_scratch() {
     assert_eq!(changed, fresh);
     assert!(fresh.contains("eve"));
 }
+
+#[test]
+fn a_rule_that_may_mint_reifiers_without_end_is_warned_of_before_the_run_and_budgets_stop_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("data.nt"),
+        "<http://example.org/a> <http://example.org/knows> <http://example.org/b> .\n",
+    )
+    .unwrap();
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lint/minting-cycle/rules.rq");
+    let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(["materialize", "data.nt", "--rules"])
+        .arg(&rules)
+        .args(["--max-facts", "50", "--format", "nquads"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("reasonctl::lint::minting_cycle"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("reasonctl::datalog::capped"), "{stderr}");
+    // Capped at the budget: 50 facts, with reifiers of reifiers among them.
+    let written = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(written.lines().count(), 50, "{written}");
+    assert!(
+        written.lines().any(
+            |l| l.starts_with("<https://reasonctl.invalid/.well-known/genid/")
+                && l.contains("> <http://example.org/trusts> ")
+        ),
+        "{written}"
+    );
+}

@@ -70,6 +70,8 @@ pub const NEVER_MATCHES: &str = "reasonctl::lint::never_matches";
 pub const STRING_COMPARED_WITH_IRI: &str = "reasonctl::lint::string_compared_with_iri";
 /// Warning: a head restates a pattern of its own body.
 pub const HEAD_RESTATES_BODY: &str = "reasonctl::lint::head_restates_body";
+/// Warning: a recursive rule mints reifiers for edges that can hold reifiers its group mints.
+pub const MINTING_CYCLE: &str = "reasonctl::lint::minting_cycle";
 /// Warning: the inputs hold no rule at all.
 pub const NO_RULES: &str = "reasonctl::lint::no_rules";
 
@@ -158,6 +160,10 @@ pub const ALL: &[(&str, &str)] = &[
     (
         HEAD_RESTATES_BODY,
         "Warning: a head restates a pattern of its own body",
+    ),
+    (
+        MINTING_CYCLE,
+        "Warning: a recursive rule mints reifiers for edges that can hold minted reifiers",
     ),
     (NO_RULES, "Warning: the inputs hold no rule at all"),
 ];

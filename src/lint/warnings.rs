@@ -38,7 +38,124 @@ pub fn check(program: &Program, store: &Store, data: bool) -> Vec<Warning> {
         string_vs_iri(rule, &atoms, store, &mut out);
         restates(rule, &atoms, store, &mut out);
     }
+    minting_cycles(program, &mut out);
     out
+}
+
+/// The minting-cycle warnings alone (they need no data): `materialize` prints them before it runs.
+pub fn minting(program: &Program) -> Vec<Warning> {
+    let mut out = Vec::new();
+    minting_cycles(program, &mut out);
+    out
+}
+
+/// Every triple pattern of a body (in joins, unions, filters' inputs and subqueries; not inside EXISTS).
+fn all_atoms(body: &Op) -> Vec<&TriplePattern> {
+    let mut out = Vec::new();
+    let mut stack = vec![body];
+    while let Some(op) = stack.pop() {
+        if let Op::Pattern(tp) = op {
+            out.push(tp);
+        }
+        stack.extend(op.children());
+    }
+    out
+}
+
+// tainted(p, side) :- head(r, h), h[side] is a minted reifier, h[1] = p.
+// tainted(p2, side2) :- head(r, h), h[side2] = ?v, h[1] = p2, body(r, a), a[side] = ?v, a[1] = p, tainted(p, side).
+// minting_cycle(r) :- recursive(r), head(r, h), h mints over an edge holding ?v, tainted ?v.
+/// Rules of recursive groups that mint reifiers over edges holding a variable that can be a minted reifier
+/// (weak acyclicity, simplified to predicate positions: a `None` predicate is any).
+fn minting_cycles(program: &Program, out: &mut Vec<Warning>) {
+    use hashbrown::HashSet;
+    let side_terms = |t: &TemplateTerm| -> Option<VarId> {
+        match t {
+            TemplateTerm::Var(v) => Some(*v),
+            _ => None,
+        }
+    };
+    let predicate_of = |t: &TemplateTerm| match t {
+        TemplateTerm::Const(p) => Some(*p),
+        _ => None,
+    };
+    let mut tainted: HashSet<(Option<TermId>, usize)> = HashSet::new();
+    for rule in &program.rules {
+        for h in &rule.heads {
+            for side in [0, 2] {
+                if matches!(h.terms[side], TemplateTerm::Reifier(_)) {
+                    tainted.insert((predicate_of(&h.terms[1]), side));
+                }
+            }
+        }
+    }
+    if tainted.is_empty() {
+        return;
+    }
+    let is_tainted =
+        |tainted: &HashSet<(Option<TermId>, usize)>, p: &PatternTerm, side: usize| match p {
+            PatternTerm::Const(p) => {
+                tainted.contains(&(Some(*p), side)) || tainted.contains(&(None, side))
+            }
+            _ => tainted.iter().any(|(_, s)| *s == side),
+        };
+    // The variables of each rule that can be bound to a minted reifier, to a fixpoint.
+    let mut vars: Vec<HashSet<VarId>> = vec![HashSet::new(); program.rules.len()];
+    loop {
+        let mut grew = false;
+        for (r, rule) in program.rules.iter().enumerate() {
+            for tp in all_atoms(&rule.body) {
+                for side in [0, 2] {
+                    if let PatternTerm::Var(v) = tp.terms[side]
+                        && is_tainted(&tainted, &tp.terms[1], side)
+                    {
+                        grew |= vars[r].insert(v);
+                    }
+                }
+            }
+            for h in &rule.heads {
+                for side in [0, 2] {
+                    if let Some(v) = side_terms(&h.terms[side])
+                        && vars[r].contains(&v)
+                    {
+                        grew |= tainted.insert((predicate_of(&h.terms[1]), side));
+                    }
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    for (r, rule) in program.rules.iter().enumerate() {
+        if !program.deps.groups[program.deps.group_of(r)].recursive {
+            continue;
+        }
+        let culprit = rule.heads.iter().find_map(|h| {
+            h.terms.iter().find_map(|t| match t {
+                TemplateTerm::Reifier(m) => m
+                    .edge
+                    .iter()
+                    .filter_map(side_terms)
+                    .find(|v| vars[r].contains(v)),
+                _ => None,
+            })
+        });
+        if let Some(v) = culprit {
+            let name = rule.vars.name(v).to_owned();
+            out.push(Warning {
+                code: codes::MINTING_CYCLE,
+                rule: rule.id.clone(),
+                message: format!(
+                    "rule {} mints reifiers for edges holding ?{name}, which can itself be a reifier its recursive group mints: each pass can mint a reifier of a reifier, and the run need not end",
+                    rule.id
+                ),
+                help: "build the annotated edge from terms of the data, not from reifiers; or bound the run with --max-facts or --timeout".to_owned(),
+                label: "can be a minted reifier".to_owned(),
+                locate: vec![Target::Var(name), Target::Head],
+            });
+        }
+    }
 }
 
 /// The triple patterns every match of the body satisfies: the body's top-level join operands (through FILTER
