@@ -16,6 +16,7 @@ const CASES: &[&str] = &[
     "provenance-rule",
     "provenance-premises",
     "provenance-graph",
+    "provenance-nested-annotation",
 ];
 
 /// The case's arguments (from its `args`), without `--format` and its value.

@@ -79,12 +79,23 @@ fn minting_cycles(program: &Program, out: &mut Vec<Warning>) {
         TemplateTerm::Const(p) => Some(*p),
         _ => None,
     };
-    let mut tainted: HashSet<(Option<TermId>, usize)> = HashSet::new();
+    // A position: (predicate, side, and for the subject of rdf:reifies the reified edge's predicate); `None` is
+    // any. A reifier written as `r rdf:reifies <<( s P o )>>` taints only patterns reading reifiers of P edges.
+    type Position = (Option<TermId>, usize, Option<TermId>);
+    let head_position = |h: &crate::rules::Head, side: usize| -> Position {
+        let p = predicate_of(&h.terms[1]);
+        let reified = match (&p, side, &h.terms[2]) {
+            (Some(wk::RDF_REIFIES), 0, TemplateTerm::Triple(e)) => predicate_of(&e[1]),
+            _ => None,
+        };
+        (p, side, reified)
+    };
+    let mut tainted: HashSet<Position> = HashSet::new();
     for rule in &program.rules {
         for h in &rule.heads {
             for side in [0, 2] {
                 if matches!(h.terms[side], TemplateTerm::Reifier(_)) {
-                    tainted.insert((predicate_of(&h.terms[1]), side));
+                    tainted.insert(head_position(h, side));
                 }
             }
         }
@@ -92,13 +103,26 @@ fn minting_cycles(program: &Program, out: &mut Vec<Warning>) {
     if tainted.is_empty() {
         return;
     }
-    let is_tainted =
-        |tainted: &HashSet<(Option<TermId>, usize)>, p: &PatternTerm, side: usize| match p {
-            PatternTerm::Const(p) => {
-                tainted.contains(&(Some(*p), side)) || tainted.contains(&(None, side))
-            }
-            _ => tainted.iter().any(|(_, s)| *s == side),
+    let is_tainted = |tainted: &HashSet<Position>, tp: &TriplePattern, side: usize| {
+        let reified = match (&tp.terms[1], side, &tp.terms[2]) {
+            (PatternTerm::Const(wk::RDF_REIFIES), 0, PatternTerm::Triple(e)) => match e[1] {
+                PatternTerm::Const(p) => Some(p),
+                _ => None,
+            },
+            _ => None,
         };
+        tainted.iter().any(|&(p, s, r)| {
+            s == side
+                && match (&tp.terms[1], p) {
+                    (PatternTerm::Const(q), Some(p)) => *q == p,
+                    _ => true,
+                }
+                && match (reified, r) {
+                    (Some(q), Some(r)) => q == r,
+                    _ => true,
+                }
+        })
+    };
     // The variables of each rule that can be bound to a minted reifier, to a fixpoint.
     let mut vars: Vec<HashSet<VarId>> = vec![HashSet::new(); program.rules.len()];
     loop {
@@ -107,7 +131,7 @@ fn minting_cycles(program: &Program, out: &mut Vec<Warning>) {
             for tp in all_atoms(&rule.body) {
                 for side in [0, 2] {
                     if let PatternTerm::Var(v) = tp.terms[side]
-                        && is_tainted(&tainted, &tp.terms[1], side)
+                        && is_tainted(&tainted, tp, side)
                     {
                         grew |= vars[r].insert(v);
                     }
@@ -118,7 +142,7 @@ fn minting_cycles(program: &Program, out: &mut Vec<Warning>) {
                     if let Some(v) = side_terms(&h.terms[side])
                         && vars[r].contains(&v)
                     {
-                        grew |= tainted.insert((predicate_of(&h.terms[1]), side));
+                        grew |= tainted.insert(head_position(h, side));
                     }
                 }
             }

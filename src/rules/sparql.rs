@@ -285,23 +285,34 @@ pub fn compile(
     };
     // The reifiers of annotations (validated above: one edge each, no blank node in it), minted per rule, graph
     // and edge.
+    // A nested annotation's edge holds the outer reifier: minted in rounds, each reifier once the reifiers its
+    // edge holds are.
     let mut minted: Vec<(String, TemplateTerm)> = Vec::new();
-    for (s, p, o, g) in &parsed.template {
-        if let (TermPattern::BlankNode(b), NamedNodePattern::NamedNode(p), TermPattern::Triple(_)) =
-            (s, p, o)
-            && p.as_str() == "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
-            && !minted.iter().any(|(label, _)| label == b.as_str())
-            && let Some(TemplateTerm::Triple(edge)) = template_term(o, dict, &[], &mut var)
-        {
-            let graph = match g {
-                GraphNamePattern::NamedNode(n) => Some(n.as_str()),
-                _ => None,
-            };
-            let reifier = Minted::new(id, graph, *edge);
-            minted.push((
-                b.as_str().to_owned(),
-                TemplateTerm::Reifier(Box::new(reifier)),
-            ));
+    loop {
+        let before = minted.len();
+        for (s, p, o, g) in &parsed.template {
+            if let (
+                TermPattern::BlankNode(b),
+                NamedNodePattern::NamedNode(p),
+                TermPattern::Triple(_),
+            ) = (s, p, o)
+                && p.as_str() == "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies"
+                && !minted.iter().any(|(label, _)| label == b.as_str())
+                && let Some(TemplateTerm::Triple(edge)) = template_term(o, dict, &minted, &mut var)
+            {
+                let graph = match g {
+                    GraphNamePattern::NamedNode(n) => Some(n.as_str()),
+                    _ => None,
+                };
+                let reifier = Minted::new(id, graph, *edge);
+                minted.push((
+                    b.as_str().to_owned(),
+                    TemplateTerm::Reifier(Box::new(reifier)),
+                ));
+            }
+        }
+        if minted.len() == before {
+            break;
         }
     }
     for (s, p, o, g) in &parsed.template {
@@ -505,6 +516,22 @@ mod tests {
             .filter(|h| matches!(&h.terms[0], TemplateTerm::Reifier(m) if m.edge == edge))
             .count();
         assert_eq!(minted, 2, "{:?}", rule.heads);
+        // A nested annotation: the inner edge holds the outer reifier, minted first.
+        let nested = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { ?a ex:q ?b {| ex:c ?b {| ex:d 2 |} |} } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap();
+        assert!(nested.heads.iter().any(|h| matches!(&h.terms[0],
+            TemplateTerm::Reifier(m) if matches!(m.edge[0], TemplateTerm::Reifier(_)))));
+        // A reifier inside its own edge cannot be minted.
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> CONSTRUCT { _:r rdf:reifies <<( _:r ex:q ?b )>> } WHERE { ?a ex:p ?b }",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&errors[0], RuleError::HeadAnnotation { construct, .. } if construct.contains("inside")),
+            "{errors:?}"
+        );
         let errors = compile_text(
             "PREFIX ex: <http://e/> PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> CONSTRUCT { _:r rdf:reifies <<( ?a ex:q ?b )>>, <<( ?b ex:q ?a )>> } WHERE { ?a ex:p ?b }",
         )

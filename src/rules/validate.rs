@@ -120,6 +120,15 @@ pub fn reifiers<'a>(
     out
 }
 
+/// Whether a term holds one of these blank nodes (at any depth of a triple term).
+fn holds_blank(t: &TermPattern, labels: &[&str]) -> bool {
+    match t {
+        TermPattern::BlankNode(b) => labels.contains(&b.as_str()),
+        TermPattern::Triple(t) => holds_blank(&t.subject, labels) || holds_blank(&t.object, labels),
+        _ => false,
+    }
+}
+
 /// Blank nodes in heads: a reifier of an annotation (see [`reifiers`]) is minted, unless it reifies two edges or
 /// its edge holds a blank node; any other blank node would be fresh for every match. At most one error per kind.
 pub fn heads(rule: &str, heads: &[TemplateTriple<'_>]) -> Vec<RuleError> {
@@ -140,15 +149,47 @@ pub fn heads(rule: &str, heads: &[TemplateTriple<'_>]) -> Vec<RuleError> {
             construct: "a blank node reifying two edges".to_owned(),
         });
     }
+    // An edge may hold another reifier (a nested annotation, `{| p ?x {| q ?y |} |}`), minted first; any other
+    // blank node, or a reifier inside its own edge (directly or through others), cannot be minted.
+    let labels: Vec<&str> = reifiers.iter().map(|(b, _)| *b).collect();
     if reifiers.iter().any(|(_, edges)| {
         edges
             .iter()
-            .any(|e| has_blank(&e.subject, &[]) || has_blank(&e.object, &[]))
+            .any(|e| has_blank(&e.subject, &labels) || has_blank(&e.object, &labels))
     }) {
         out.push(RuleError::HeadAnnotation {
             rule: rule.to_owned(),
             construct: "an annotated edge holding a blank node".to_owned(),
         });
+    } else {
+        // Mint in order: a reifier whose edge holds only reifiers already minted; what is left is a cycle.
+        let mut done: Vec<&str> = Vec::new();
+        loop {
+            let before = done.len();
+            for (b, edges) in &reifiers {
+                let pending: Vec<&str> = labels
+                    .iter()
+                    .copied()
+                    .filter(|l| !done.contains(l))
+                    .collect();
+                let ready = !done.contains(b)
+                    && edges.iter().all(|e| {
+                        !holds_blank(&e.subject, &pending) && !holds_blank(&e.object, &pending)
+                    });
+                if ready {
+                    done.push(b);
+                }
+            }
+            if done.len() == before {
+                break;
+            }
+        }
+        if done.len() < reifiers.len() {
+            out.push(RuleError::HeadAnnotation {
+                rule: rule.to_owned(),
+                construct: "a reifier inside the edge it reifies".to_owned(),
+            });
+        }
     }
     if !out.is_empty() {
         return out;
