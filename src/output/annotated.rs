@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 
 use crate::store::{LiteralKind, Quad, TermId, TermRef, TermSource, Triple, well_known as wk};
 
@@ -19,74 +19,99 @@ pub(super) struct Statement {
 }
 
 /// The quads left to the ordinary writer, and the statements written in annotation form (`None`: no edge has a
-/// reifier to write so).
+/// reifier to write so). Three passes over the quads, with tables as large as the reifiers, not the output.
 pub(super) fn split(
     dict: &(impl TermSource + ?Sized),
     quads: &[Quad],
 ) -> Option<(Vec<Quad>, Vec<Statement>)> {
-    // Where each term appears other than as a subject, and in which graphs it is a subject.
-    let mut elsewhere: HashSet<TermId> = HashSet::new();
-    let mut subject_graphs: HashMap<TermId, (TermId, bool)> = HashMap::new();
-    let mut reified: HashMap<TermId, Vec<Triple>> = HashMap::new();
+    /// A reifier seen reifying: its graph, its edge, and whether it can be written in annotation form.
+    struct Seen {
+        graph: TermId,
+        edge: Triple,
+        fit: bool,
+    }
+    // reifies(r, g, e) :- quad(g, r, rdf:reifies, <<e>>).
+    let mut seen: HashMap<TermId, Seen> = HashMap::new();
     for &[g, s, p, o] in quads {
-        match subject_graphs.get_mut(&s) {
-            Some((first, same)) => *same &= *first == g,
-            None => {
-                subject_graphs.insert(s, (g, true));
+        if p != wk::RDF_REIFIES {
+            continue;
+        }
+        if let TermRef::Triple(edge) = dict.term(o) {
+            match seen.get_mut(&s) {
+                // A second edge, or a second graph: not one reifier of one edge.
+                Some(r) => r.fit &= r.graph == g && r.edge == edge,
+                None => {
+                    let fit = matches!(dict.term(s), TermRef::Iri(_) | TermRef::Blank(_));
+                    seen.insert(
+                        s,
+                        Seen {
+                            graph: g,
+                            edge,
+                            fit,
+                        },
+                    );
+                }
             }
         }
-        elsewhere.insert(p);
+    }
+    if seen.is_empty() {
+        return None;
+    }
+    // A reifier anywhere but as a subject in its graph (a predicate, an object, a graph name, inside a triple
+    // term) is written plainly.
+    let unfit = |id: TermId, seen: &mut HashMap<TermId, Seen>| {
+        if let Some(r) = seen.get_mut(&id) {
+            r.fit = false;
+        }
+    };
+    for &[g, s, p, o] in quads {
+        if let Some(r) = seen.get_mut(&s)
+            && r.graph != g
+        {
+            r.fit = false;
+        }
+        unfit(p, &mut seen);
         if g != TermId::DEFAULT_GRAPH {
-            elsewhere.insert(g);
+            unfit(g, &mut seen);
         }
-        match dict.term(o) {
-            TermRef::Triple(parts) if p == wk::RDF_REIFIES => {
-                reified.entry(s).or_default().push(parts)
-            }
-            _ => {
-                elsewhere.insert(o);
-            }
+        let reifies = p == wk::RDF_REIFIES && matches!(dict.term(o), TermRef::Triple(_));
+        if !reifies {
+            unfit(o, &mut seen);
         }
-        // Every part of a triple term, at any depth, is elsewhere.
         let mut stack = vec![o];
         while let Some(id) = stack.pop() {
             if let TermRef::Triple(parts) = dict.term(id) {
-                elsewhere.extend(parts);
-                stack.extend(parts);
+                for x in parts {
+                    unfit(x, &mut seen);
+                    stack.push(x);
+                }
             }
         }
     }
-    let present: HashSet<Quad> = quads.iter().copied().collect();
-    // reifier(r, g, e) :- quad(g, r, rdf:reifies, <<e>>), one edge, only a subject, only in g, quad(g, e).
-    let mut reifier_of: HashMap<TermId, (TermId, Triple)> = HashMap::new();
-    for (&r, edges) in &reified {
-        let [edge] = edges.as_slice() else { continue };
-        let Some(&(g, true)) = subject_graphs.get(&r) else {
-            continue;
-        };
-        if elsewhere.contains(&r) || !matches!(dict.term(r), TermRef::Iri(_) | TermRef::Blank(_)) {
-            continue;
-        }
-        let [s, p, o] = *edge;
-        if present.contains(&[g, s, p, o]) {
-            reifier_of.insert(r, (g, *edge));
+    // The edges of fit reifiers, with whether the output holds them.
+    let mut edges: HashMap<Quad, (Vec<TermId>, bool)> = HashMap::new();
+    for (&r, seen) in &seen {
+        if seen.fit {
+            let [s, p, o] = seen.edge;
+            edges.entry([seen.graph, s, p, o]).or_default().0.push(r);
         }
     }
-    if reifier_of.is_empty() {
+    for q in quads {
+        if let Some(e) = edges.get_mut(q) {
+            e.1 = true;
+        }
+    }
+    edges.retain(|_, (_, present)| *present);
+    if edges.is_empty() {
         return None;
     }
-    let mut by_edge: HashMap<Quad, usize> = HashMap::new();
-    let mut statements: Vec<Statement> = Vec::new();
-    let mut rest = Vec::with_capacity(quads.len());
-    // Edges first, in output order, so each statement sits where its edge was.
-    let mut reifiers_of_edge: HashMap<Quad, Vec<TermId>> = HashMap::new();
-    for (&r, &(g, [s, p, o])) in &reifier_of {
-        reifiers_of_edge.entry([g, s, p, o]).or_default().push(r);
-    }
+    // Statements in the order of their edges; each reifier's other triples inside its annotation.
+    let mut at: HashMap<Quad, usize> = HashMap::with_capacity(edges.len());
+    let mut statements: Vec<Statement> = Vec::with_capacity(edges.len());
     for &q in quads {
-        if let Some(rs) = reifiers_of_edge.get_mut(&q) {
+        if let Some((rs, _)) = edges.get_mut(&q) {
             rs.sort_unstable_by(|a, b| super::rdf::cmp_terms(dict, *a, *b));
-            by_edge.insert(q, statements.len());
+            at.insert(q, statements.len());
             statements.push(Statement {
                 graph: q[0],
                 edge: [q[1], q[2], q[3]],
@@ -94,15 +119,20 @@ pub(super) fn split(
             });
         }
     }
+    drop(edges);
+    let mut rest = Vec::with_capacity(quads.len().saturating_sub(statements.len()));
     for &q in quads {
         let [g, s, p, o] = q;
-        if by_edge.contains_key(&q) {
+        if at.contains_key(&q) {
             continue;
         }
-        if let Some(&(rg, [es, ep, eo])) = reifier_of.get(&s) {
-            let at = by_edge[&[rg, es, ep, eo]];
+        let written = seen.get(&s).filter(|r| r.fit).and_then(|r| {
+            let [es, ep, eo] = r.edge;
+            at.get(&[r.graph, es, ep, eo]).copied()
+        });
+        if let Some(i) = written {
             if p != wk::RDF_REIFIES {
-                let entry = statements[at]
+                let entry = statements[i]
                     .reifiers
                     .iter_mut()
                     .find(|(r, _)| *r == s)
