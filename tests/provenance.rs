@@ -46,19 +46,26 @@ fn dir(case: &str) -> std::path::PathBuf {
         .join(case)
 }
 
-fn run(case: &str, extra: &[&str]) -> String {
+/// Runs reasonctl in `dir` with `args`; it must succeed; its standard output.
+fn succeed<S: AsRef<std::ffi::OsStr>>(dir: &Path, args: &[S]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-        .args(args(case))
-        .args(extra)
-        .current_dir(dir(case))
+        .args(args)
+        .current_dir(dir)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "{case}: {}",
+        "{:?}: {}",
+        args.iter().map(AsRef::as_ref).collect::<Vec<_>>(),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+fn run(case: &str, extra: &[&str]) -> String {
+    let mut all = args(case);
+    all.extend(extra.iter().map(|a| (*a).to_owned()));
+    succeed(&dir(case), &all)
 }
 
 fn sorted(mut quads: Vec<Quad>) -> Vec<Quad> {
@@ -122,25 +129,19 @@ fn minted_reifier_ids_do_not_depend_on_the_order_of_the_rules() {
     )
     .unwrap();
     let run = |first: &str, second: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-            .args([
+        succeed(
+            d,
+            &[
                 "materialize",
                 "data.ttl",
                 "--rules",
                 first,
                 "--rules",
                 second,
-            ])
-            .args(["--format", "nquads"])
-            .current_dir(d)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+                "--format",
+                "nquads",
+            ],
+        )
     };
     let forward = run("one.rq", "two.rq");
     // Two rules, one edge: two reifiers.
@@ -162,14 +163,9 @@ fn parse(nquads: &str) -> Vec<Quad> {
 #[test]
 fn with_provenance_every_derived_fact_is_credited_to_exactly_one_rule() {
     let case = "provenance-rule";
-    let plain = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-        .args(args_but(case, &["--provenance"]))
-        .args(["--format", "nquads"])
-        .current_dir(dir(case))
-        .output()
-        .unwrap();
-    assert!(plain.status.success());
-    let derived = parse(&String::from_utf8(plain.stdout).unwrap());
+    let mut plain = args_but(case, &["--provenance"]);
+    plain.extend(["--format".to_owned(), "nquads".to_owned()]);
+    let derived = parse(&succeed(&dir(case), &plain));
     assert!(derived.len() >= 8);
     let with = parse(&run(case, &["--format", "nquads"]));
     let rule = "https://reasonctl.invalid/ns#rule";
@@ -213,19 +209,7 @@ fn provenance_from_a_state_is_the_provenance_of_a_run_from_scratch() {
         "<http://example.org/eve> <http://example.org/knows> <http://example.org/ann> .\n",
     )
     .unwrap();
-    let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| succeed(tmp.path(), args);
     let fresh = run(&[
         "materialize",
         "data.ttl",
