@@ -25,7 +25,6 @@ use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::{self, RuleError, RuleSources};
-use crate::store::TermSource;
 use crate::store::load::{self, DataSource, LoadOptions};
 use crate::store::{Overlay, Quad, Store, View};
 
@@ -1025,14 +1024,8 @@ fn materialize(
         progress,
     )?;
     control::enter(Phase::Output);
-    let mut quads = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
-    rdf::sort_quads(&store.dict, &mut quads);
-    let mut terms = Terms::new(&store.dict);
-    let credits = provenance::provenance(settings, &store, &reasoned, run, &mut terms, &quads)?;
-    control::enter(Phase::Output);
-    quads.extend(credits);
-    let prefixes = provenance::prefixes(settings, &store.prefixes);
-    write_facts(settings, &terms, &prefixes, &quads)?;
+    let quads = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
+    write_facts(settings, &store, &reasoned, run, quads)?;
     Ok(if report_cap(reasoned.report.as_ref()) {
         Outcome::Capped
     } else {
@@ -1040,14 +1033,22 @@ fn materialize(
     })
 }
 
-/// Writes the output's facts, in the order given (sorted with [`rdf::sort_quads`], then any provenance).
+/// Writes the output's facts: sorted into output order, then (with `--provenance`) each one's reifier and
+/// premises in that order, whose new terms are the writer's own.
 fn write_facts(
     settings: &MaterializeSettings,
-    dict: &(impl TermSource + Sync),
-    prefixes: &[(String, String)],
-    quads: &[Quad],
+    store: &Store,
+    reasoned: &Reasoned,
+    run: Run,
+    mut quads: Vec<Quad>,
 ) -> Result<(), Failure> {
-    output::write_dataset(dict, prefixes, quads, settings.format, &settings.target)?;
+    rdf::sort_quads(&store.dict, &mut quads);
+    let mut terms = Terms::new(&store.dict);
+    let credits = provenance::provenance(settings, store, reasoned, run, &mut terms, &quads)?;
+    control::enter(Phase::Output);
+    quads.extend(credits);
+    let prefixes = provenance::prefixes(settings, &store.prefixes);
+    output::write_dataset(&terms, &prefixes, &quads, settings.format, &settings.target)?;
     Ok(())
 }
 
@@ -1148,18 +1149,12 @@ fn materialize_state(
     };
     drop(before);
     if settings.output {
-        let mut quads = if settings.include_asserted {
+        let quads = if settings.include_asserted {
             state::output_facts(&store, &reasoned.overlay, true)
         } else {
             after
         };
-        rdf::sort_quads(&store.dict, &mut quads);
-        let mut terms = Terms::new(&store.dict);
-        let credits = provenance::provenance(settings, &store, &reasoned, run, &mut terms, &quads)?;
-        control::enter(Phase::Output);
-        quads.extend(credits);
-        let prefixes = provenance::prefixes(settings, &store.prefixes);
-        write_facts(settings, &terms, &prefixes, &quads)?;
+        write_facts(settings, &store, &reasoned, run, quads)?;
     } else {
         drop(after);
     }

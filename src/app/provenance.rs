@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::{Failure, MaterializeSettings, Reasoned, Run, remaining, run_options};
 use crate::control::{self, Phase};
 use crate::datalog::explain::{self, Premise, Slot};
-use crate::datalog::provenance::{self as credit, Level, NS};
+use crate::datalog::provenance::{self, Level, NS};
 use crate::exec::terms::Terms;
 use crate::output::deps::Prefixes;
 use crate::output::explain::Context;
@@ -39,7 +39,7 @@ pub(super) fn provenance(
             Some((by_fact[at].0, by_fact[at].1 as usize))
         })
         .collect();
-    let reifiers = credit::quads(program, terms, &credited, graph.as_deref());
+    let reifiers = provenance::quads(program, terms, &credited, graph.as_deref());
     // Already a fact (an annotated head's reifier of its own edge): written once.
     let end = store.dict.end();
     let known = |[g, s, p, o]: Quad| {

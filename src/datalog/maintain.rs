@@ -239,45 +239,32 @@ pub fn update(
     } else {
         None
     };
-    if let Some(reason) = reason {
-        drop((old_asserted, old));
-        let (overlay, report) = super::materialize(program, store, options, progress)?;
-        return Ok((overlay, report, Mode::Full(reason)));
-    }
     let full = |store: &mut Store, reason: &'static str| {
         let (overlay, report) = super::materialize(program, store, options, progress)?;
         Ok((overlay, report, Mode::Full(reason)))
     };
-    if upper.is_empty() {
-        let Some((overlay, report, stats)) = maintain(
-            program,
-            store,
-            (removed, added),
-            old_asserted,
-            old,
-            options,
-            progress,
-        )?
-        else {
-            return full(store, GAVE_UP);
-        };
-        return Ok((overlay, report, Mode::Incremental(stats)));
+    if let Some(reason) = reason {
+        drop((old_asserted, old));
+        return full(store, reason);
     }
     // The maintained rules' facts are those they write (no re-evaluated rule writes them); the re-evaluated
     // rules' facts go, and are derived again over the maintained ones.
     let part =
         |rules: &[usize]| Program::new(rules.iter().map(|&r| program.rules[r].clone()).collect());
-    let (early, late) = (part(&lower), part(&upper));
+    let split = (!upper.is_empty()).then(|| (part(&lower), part(&upper)));
+    let early = split.as_ref().map_or(program, |(early, _)| early);
     let mut old = old;
-    old.retain(|g, &[s, p, o]| {
-        early
-            .footprints
-            .iter()
-            .any(|f| f.writes.iter().any(|w| touches(w, [g, s, p, o])))
-    });
+    if split.is_some() {
+        old.retain(|g, &[s, p, o]| {
+            early
+                .footprints
+                .iter()
+                .any(|f| f.writes.iter().any(|w| touches(w, [g, s, p, o])))
+        });
+    }
     let started = Instant::now();
     let Some((kept, report, mut stats)) = maintain(
-        &early,
+        early,
         store,
         (removed, added),
         old_asserted,
@@ -288,10 +275,13 @@ pub fn update(
     else {
         return full(store, GAVE_UP);
     };
+    let Some((_, late)) = &split else {
+        return Ok((kept, report, Mode::Incremental(stats)));
+    };
     if report.capped.is_some() {
         return Ok((
             kept,
-            report.then(Report::default(), &late),
+            report.then(Report::default(), late),
             Mode::Incremental(stats),
         ));
     }
@@ -299,9 +289,9 @@ pub fn update(
         budget: options.budget.after(report.derived, started.elapsed()),
         ..options.clone()
     };
-    let (overlay, later) = super::materialize_over(&late, store, &rest, progress, kept)?;
+    let (overlay, later) = super::materialize_over(late, store, &rest, progress, kept)?;
     stats.reevaluated = late.rules.len();
-    Ok((overlay, report.then(later, &late), Mode::Incremental(stats)))
+    Ok((overlay, report.then(later, late), Mode::Incremental(stats)))
 }
 
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
