@@ -279,30 +279,16 @@ fn term(
         TermRef::Literal {
             lexical,
             kind: LiteralKind::Typed(dt),
-        } if short_literal(dict, lexical, dt) => text.push_str(lexical),
+        } if matches!(dict.term(dt), TermRef::Iri(i)
+            if super::rdf::bare_literal(lexical, &format!("{}{}", i.ns, i.local))) =>
+        {
+            text.push_str(lexical)
+        }
         _ => {
             if let Some(t) = dict.to_oxrdf(id) {
                 text.push_str(&t.to_string());
             }
         }
-    }
-}
-
-/// Whether a typed literal reads back the same written bare, as Turtle allows for integers, decimals and
-/// booleans in their plain forms.
-fn short_literal(dict: &(impl TermSource + ?Sized), lexical: &str, dt: TermId) -> bool {
-    let TermRef::Iri(iri) = dict.term(dt) else {
-        return false;
-    };
-    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
-    let unsigned = lexical.strip_prefix(['+', '-']).unwrap_or(lexical);
-    match format!("{}{}", iri.ns, iri.local).as_str() {
-        "http://www.w3.org/2001/XMLSchema#integer" => digits(unsigned),
-        "http://www.w3.org/2001/XMLSchema#decimal" => unsigned
-            .split_once('.')
-            .is_some_and(|(i, f)| digits(i) && digits(f)),
-        "http://www.w3.org/2001/XMLSchema#boolean" => lexical == "true" || lexical == "false",
-        _ => false,
     }
 }
 

@@ -74,18 +74,9 @@ impl<T: TermSource> Context<'_, T> {
             Some(oxrdf::Term::NamedNode(n)) => self.prefixes.compact(n.as_str()),
             Some(oxrdf::Term::Literal(l)) => {
                 let v = l.value();
-                let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
-                let unsigned = v.strip_prefix(['+', '-']).unwrap_or(v);
                 // Turtle's short forms, only where they read back as the same term.
-                let short_form = l.language().is_none()
-                    && match l.datatype().as_str() {
-                        "http://www.w3.org/2001/XMLSchema#integer" => digits(unsigned),
-                        "http://www.w3.org/2001/XMLSchema#decimal" => unsigned
-                            .split_once('.')
-                            .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f)),
-                        "http://www.w3.org/2001/XMLSchema#boolean" => v == "true" || v == "false",
-                        _ => false,
-                    };
+                let short_form =
+                    l.language().is_none() && super::rdf::bare_literal(v, l.datatype().as_str());
                 if short_form {
                     v.to_owned()
                 } else if l.language().is_some()

@@ -343,6 +343,21 @@ fn sort_packed<K: Key>(quads: &mut Vec<Quad>, rank: &[u32], positions: &[Positio
     }));
 }
 
+/// Whether a literal of `datatype` reads back as the same term written bare, as Turtle writes integers, decimals
+/// and booleans in their plain forms.
+pub fn bare_literal(lexical: &str, datatype: &str) -> bool {
+    let digits = |d: &str| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = lexical.strip_prefix(['+', '-']).unwrap_or(lexical);
+    match datatype {
+        "http://www.w3.org/2001/XMLSchema#integer" => digits(unsigned),
+        "http://www.w3.org/2001/XMLSchema#decimal" => unsigned
+            .split_once('.')
+            .is_some_and(|(i, f)| (i.is_empty() || digits(i)) && digits(f)),
+        "http://www.w3.org/2001/XMLSchema#boolean" => lexical == "true" || lexical == "false",
+        _ => false,
+    }
+}
+
 /// Writes quads (already in output order) in `format`; Turtle and N-Triples drop the graph names.
 pub fn write_quads<W: Write>(
     dict: &(impl TermSource + Sync + ?Sized),
