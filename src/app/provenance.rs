@@ -101,7 +101,9 @@ pub(super) fn provenance(
             out: &mut premises[i],
             graph: graph.as_deref(),
         };
-        writer.derivation(&program.rules[rule].id, node.fact, &derivation.premises);
+        // The reifier quads come two per credited fact, in order: the first names the reifier.
+        let reifier = reifiers[2 * i][1];
+        writer.derivation(node.fact[0], reifier, &derivation.premises);
     }
     let mut out = Vec::with_capacity(reifiers.len() + premises.iter().map(Vec::len).sum::<usize>());
     for (pair, premises) in reifiers.chunks(2).zip(premises) {
@@ -161,14 +163,12 @@ impl Premises<'_, '_, '_> {
     }
 
     // premise(R, <<( s p o )>>) :- derivation(f, d), credited(f, rule(d)), fact(d, s p o), R = reifier(f).
-    fn derivation(&mut self, rule: &str, [g, s, p, o]: Quad, premises: &[Premise]) {
-        let main = self.terms.main();
-        let graph_iri = match main.term(g) {
-            TermRef::Iri(i) => Some(i.to_string()),
-            _ => None,
+    /// The premises of the fact of graph `g` whose reifier (minted by [`provenance::quads`]) is `r`.
+    fn derivation(&mut self, g: TermId, r: TermId, premises: &[Premise]) {
+        let r_iri = match self.terms.term(r) {
+            TermRef::Iri(i) => format!("{}{}", i.ns, i.local),
+            _ => return,
         };
-        let r_iri = reifier::iri(rule, graph_iri.as_deref(), main, [s, p, o]);
-        let r = self.terms.iri(&r_iri);
         let g = match self.graph {
             Some(pg) => self.terms.iri(pg),
             None => g,

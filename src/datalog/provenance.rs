@@ -30,8 +30,8 @@ pub const NS: &str = "https://reasonctl.invalid/ns#";
 /// `reasonctl:rule`: the id of the rule a fact is credited to, as a string.
 pub const RULE: &str = "https://reasonctl.invalid/ns#rule";
 
-/// The provenance quads of credited facts: for each, its reifier `rdf:reifies` the fact's triple and carries
-/// `reasonctl:rule`, in the fact's graph or in `graph`. New terms are the local terms of `terms`.
+/// The provenance quads of credited facts: for each, two quads in order, its reifier `rdf:reifies` the fact's
+/// triple and the reifier's `reasonctl:rule`, in the fact's graph or in `graph`. New terms are the local terms of `terms`.
 pub fn quads(
     program: &Program,
     terms: &mut Terms<'_>,
@@ -39,16 +39,20 @@ pub fn quads(
     graph: Option<&str>,
 ) -> Vec<Quad> {
     let dict: &Dictionary = terms.main();
-    let graph_iri = |g: TermId| match dict.term(g) {
-        TermRef::Iri(i) => Some(i.to_string()),
-        _ => None,
-    };
+    // The graphs' IRIs, written once each (many facts, few graphs).
+    let mut graphs: hashbrown::HashMap<TermId, Option<String>> = hashbrown::HashMap::new();
+    for &([g, ..], _) in credited {
+        graphs.entry(g).or_insert_with(|| match dict.term(g) {
+            TermRef::Iri(i) => Some(i.to_string()),
+            _ => None,
+        });
+    }
+    let graph_iri = |g: TermId| graphs.get(&g).and_then(Option::as_deref);
     // The reifiers' digests, in parallel (hashing is most of the work), then their IRIs interned in order.
     let digests: Vec<[u8; 16]> = credited
         .par_iter()
         .map(|&([g, s, p, o], r)| {
-            let g = graph_iri(g);
-            reifier::digest_of(&program.rules[r].id, g.as_deref(), dict, [s, p, o])
+            reifier::digest_of(&program.rules[r].id, graph_iri(g), dict, [s, p, o])
         })
         .collect();
     // A reifier IRI (its 32 hex digits after the shared namespace) and a triple term per fact.
