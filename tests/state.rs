@@ -35,6 +35,25 @@ fn run(dir: &Path, args: &[&str]) -> Output {
     reasonctl().args(args).current_dir(dir).output().unwrap()
 }
 
+/// `materialize --state st --add plus.nt --stats s.json` and `extra` in `dir`: it must succeed; its output and
+/// statistics.
+fn add_plus(dir: &Path, extra: &[&str]) -> (Output, serde_json::Value) {
+    let mut args = vec![
+        "materialize",
+        "--state",
+        "st",
+        "--add",
+        "plus.nt",
+        "--stats",
+        "s.json",
+    ];
+    args.extend_from_slice(extra);
+    let out = run(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = json(dir, "s.json");
+    (out, stats)
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -710,22 +729,7 @@ fn other_rules_or_options_derive_again_from_scratch_and_a_change_set_under_them_
         "s.json",
     ];
     assert!(run(dir.path(), &args).status.success());
-    let out = run(
-        dir.path(),
-        &[
-            "materialize",
-            "--state",
-            "st",
-            "--add",
-            "plus.nt",
-            "--stats",
-            "s.json",
-            "--format",
-            "nquads",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = json(dir.path(), "s.json");
+    let (out, stats) = add_plus(dir.path(), &["--format", "nquads"]);
     assert_eq!(stats["mode"], "full", "{stats}");
     assert!(
         stats["mode_reason"]
@@ -745,20 +749,7 @@ fn other_rules_or_options_derive_again_from_scratch_and_a_change_set_under_them_
     );
     fs::write(dir.path().join("neg.rq"), two).unwrap();
     assert!(run(dir.path(), &args).status.success());
-    let out = run(
-        dir.path(),
-        &[
-            "materialize",
-            "--state",
-            "st",
-            "--add",
-            "plus.nt",
-            "--stats",
-            "s.json",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = json(dir.path(), "s.json");
+    let (_, stats) = add_plus(dir.path(), &[]);
     assert_eq!(stats["mode"], "incremental", "{stats}");
     assert_eq!(stats["reevaluated_rules"], 1, "{stats}");
     // A rule writing what a re-evaluated rule writes is evaluated again with it (`early`, `n`, `late`; `m` kept).
@@ -772,20 +763,7 @@ fn other_rules_or_options_derive_again_from_scratch_and_a_change_set_under_them_
         "data.trig",
     ];
     assert!(run(dir.path(), &args).status.success());
-    let out = run(
-        dir.path(),
-        &[
-            "materialize",
-            "--state",
-            "st",
-            "--add",
-            "plus.nt",
-            "--stats",
-            "s.json",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let stats = json(dir.path(), "s.json");
+    let (out, stats) = add_plus(dir.path(), &[]);
     assert_eq!(stats["mode"], "incremental", "{stats}");
     assert_eq!(stats["reevaluated_rules"], 3, "{stats}");
     let fresh = run(
