@@ -1098,6 +1098,7 @@ fn materialize_state(
         base,
         record,
         mut times,
+        lines_compared,
     } = state::update(
         &settings.sources,
         &settings.load,
@@ -1217,6 +1218,13 @@ fn materialize_state(
     extra.insert("asserted_added".into(), asserted_added.into());
     extra.insert("output_removed".into(), removed_count.into());
     extra.insert("output_added".into(), added_count.into());
+    extra.insert(
+        "lines_compared".into(),
+        lines_compared.map_or(
+            serde_json::Value::Null,
+            |(new, gone)| serde_json::json!({"new": new, "gone": gone}),
+        ),
+    );
     if let state::Mode::Incremental(m) = &mode {
         extra.insert("overdeleted".into(), m.overdeleted.into());
         extra.insert("rederived".into(), m.rederived.into());

@@ -17,12 +17,15 @@ use thiserror::Error;
 use crate::control;
 use crate::rules::Language;
 use crate::rules::source::RuleText;
+use crate::store::load::dump::LineTable;
 use crate::store::{Overlay, Store};
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "manifest.json";
 /// The snapshot's file name.
 pub const SNAPSHOT: &str = "snapshot.bin";
+/// The line tables' file name.
+pub const LINES: &str = "lines.bin";
 /// The most deltas a state keeps before a save writes a whole snapshot again.
 const MAX_DELTAS: usize = 32;
 
@@ -314,10 +317,12 @@ pub struct Manifest {
     pub asserted: u64,
     /// Derived quads.
     pub derived: u64,
+    /// The file of the data files' line tables, when the state has them (as read; a save writes its own).
+    pub lines: Option<FileRef>,
 }
 
 impl Manifest {
-    fn to_json(&self, files: &[FileRef]) -> Value {
+    fn to_json(&self, files: &[FileRef], lines: Option<&FileRef>) -> Value {
         json!({
             "format": "reasonctl-state",
             "format_version": format::VERSION,
@@ -335,6 +340,7 @@ impl Manifest {
             "counts": {"terms": self.terms, "asserted": self.asserted, "derived": self.derived},
             "snapshot": files[0].to_json(),
             "deltas": files[1..].iter().map(FileRef::to_json).collect::<Vec<_>>(),
+            "lines": lines.map(FileRef::to_json),
         })
     }
 
@@ -393,6 +399,10 @@ impl Manifest {
                 terms: counts.get("terms")?.as_u64()?,
                 asserted: counts.get("asserted")?.as_u64()?,
                 derived: counts.get("derived")?.as_u64()?,
+                lines: match v.get("lines") {
+                    None | Some(Value::Null) => None,
+                    Some(l) => Some(FileRef::from_json(l)?),
+                },
             },
             Files(files),
         ))
@@ -428,7 +438,8 @@ fn is_state(dir: &Path) -> bool {
 /// With `delta` (what this run changed in the state opened from `Files`), the new folder keeps the previous
 /// files (hard links) and adds the delta, unless the state changed since it was opened, the deltas would
 /// outweigh half the snapshot or number more than [`MAX_DELTAS`], or the file system cannot link: then the
-/// whole snapshot is written. Whether a delta was written.
+/// whole snapshot is written. The data files' line tables, when given, are written whole. Whether a delta was
+/// written.
 pub fn save(
     dir: &Path,
     manifest: &Manifest,
@@ -436,6 +447,7 @@ pub fn save(
     overlay: &Overlay,
     rules: &[RuleText],
     delta: Option<(&format::Delta, &Files)>,
+    lines: Option<&[Option<LineTable>]>,
 ) -> Result<bool, StateError> {
     let name = dir.display().to_string();
     let failed = |e: io::Error| StateError::Write {
@@ -505,8 +517,17 @@ pub fn save(
                 vec![FileRef::of(SNAPSHOT.to_owned(), &snapshot)]
             }
         };
-        let text =
-            serde_json::to_string_pretty(&manifest.to_json(&files)).map_err(io::Error::other)?;
+        let lines = match lines {
+            Some(tables) if tables.iter().any(Option::is_some) => {
+                // A cache (see `open_lines`): not synced.
+                let bytes = format::encode_lines(tables);
+                std::fs::write(new.join(LINES), &bytes)?;
+                Some(FileRef::of(LINES.to_owned(), &bytes))
+            }
+            _ => None,
+        };
+        let text = serde_json::to_string_pretty(&manifest.to_json(&files, lines.as_ref()))
+            .map_err(io::Error::other)?;
         write_synced(&new.join(MANIFEST), text.as_bytes())?;
         sync_dir(&new)?;
         Ok(files.len() > 1)
@@ -617,6 +638,22 @@ pub fn open_manifest(dir: &Path) -> Result<Manifest, StateError> {
     read_manifest(dir).map(|(m, _)| m)
 }
 
+/// The line tables of a state's data files (the manifest's `lines`), for a dictionary of `terms` terms. They
+/// are a cache, written without waiting for the disk: `None` when the state has none, or when the file is
+/// missing, or differs from its length and CRC-32 (the data is then read whole, as without them).
+pub fn open_lines(
+    dir: &Path,
+    manifest: &Manifest,
+    terms: crate::store::TermId,
+) -> Option<Vec<Option<LineTable>>> {
+    let f = manifest.lines.as_ref()?;
+    let bytes = std::fs::read(dir.join(&f.file)).ok()?;
+    if bytes.len() as u64 != f.bytes || crc32fast::hash(&bytes) != f.crc32 {
+        return None;
+    }
+    format::decode_lines(&bytes, terms).ok()
+}
+
 /// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before it is
 /// decoded; the files it was opened from.
 pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateError> {
@@ -692,6 +729,7 @@ mod tests {
             terms: 1,
             asserted: 1,
             derived: 0,
+            lines: None,
         }
     }
 
@@ -699,13 +737,22 @@ mod tests {
     fn a_saved_state_opens_to_its_manifest_and_snapshot_and_replaces_the_previous_one() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("state");
-        save(&dir, &manifest(), &store(), &Overlay::new(), &[], None).unwrap();
+        save(
+            &dir,
+            &manifest(),
+            &store(),
+            &Overlay::new(),
+            &[],
+            None,
+            None,
+        )
+        .unwrap();
         let (m, snap, _) = open(&dir).unwrap();
         assert_eq!(m, manifest());
         assert_eq!(snap.store.quads.len(), 1);
         let mut second = manifest();
         second.derived = 7;
-        save(&dir, &second, &store(), &Overlay::new(), &[], None).unwrap();
+        save(&dir, &second, &store(), &Overlay::new(), &[], None, None).unwrap();
         assert_eq!(open(&dir).unwrap().0.derived, 7);
         // Nothing is left beside it.
         let names: Vec<_> = std::fs::read_dir(tmp.path())
@@ -727,6 +774,7 @@ mod tests {
             &Overlay::new(),
             &[],
             None,
+            None,
         )
         .unwrap_err();
         assert!(matches!(e, StateError::NotAState { .. }), "{e}");
@@ -740,7 +788,16 @@ mod tests {
     fn a_damaged_or_other_format_state_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("state");
-        save(&dir, &manifest(), &store(), &Overlay::new(), &[], None).unwrap();
+        save(
+            &dir,
+            &manifest(),
+            &store(),
+            &Overlay::new(),
+            &[],
+            None,
+            None,
+        )
+        .unwrap();
         let snapshot = dir.join(SNAPSHOT);
         let mut bytes = std::fs::read(&snapshot).unwrap();
         let last = bytes.len() - 1;
@@ -811,7 +868,7 @@ mod tests {
         let mut overlay = Overlay::new();
         let (n0, n1, n2) = (n(&mut store, 0), n(&mut store, 1), n(&mut store, 2));
         overlay.add(crate::store::TermId::DEFAULT_GRAPH, vec![[n0, p, n2]]);
-        save(&dir, &manifest(), &store, &overlay, &[], None).unwrap();
+        save(&dir, &manifest(), &store, &overlay, &[], None, None).unwrap();
         let (_, opened, files) = open(&dir).unwrap();
         let counts = opened.store.dict.counts();
         // The change: a fact with a new term asserted, one asserted fact and the derived one gone, one derived.
@@ -852,6 +909,7 @@ mod tests {
             &after,
             &[],
             Some((&delta, &files)),
+            None,
         )
         .unwrap();
         assert!(kept, "saved whole, not as a delta");
@@ -859,7 +917,7 @@ mod tests {
         let (_, back, files) = open(&dir).unwrap();
         assert_eq!(files.0.len(), 2);
         let whole = tmp.path().join("whole");
-        save(&whole, &manifest(), &changed, &after, &[], None).unwrap();
+        save(&whole, &manifest(), &changed, &after, &[], None, None).unwrap();
         let (_, expected, _) = open(&whole).unwrap();
         assert_eq!(facts(&back), facts(&expected));
         assert_eq!(back.store.prefixes, expected.store.prefixes);
@@ -872,6 +930,7 @@ mod tests {
             &after,
             &[],
             Some((&delta, &files)),
+            None,
         )
         .unwrap();
         assert!(stale);
@@ -882,12 +941,13 @@ mod tests {
             &after,
             &[],
             Some((&delta, &Files(vec![]))),
+            None,
         )
         .unwrap();
         assert!(!again, "a delta over other files was kept");
         assert!(!dir.join("delta-0001.bin").exists());
         // Damage to a delta is refused, not misread.
-        save(&dir, &manifest(), &store, &overlay, &[], None).unwrap();
+        save(&dir, &manifest(), &store, &overlay, &[], None, None).unwrap();
         let (_, _, files) = open(&dir).unwrap();
         save(
             &dir,
@@ -896,6 +956,7 @@ mod tests {
             &after,
             &[],
             Some((&delta, &files)),
+            None,
         )
         .unwrap();
         let path = dir.join("delta-0001.bin");

@@ -907,6 +907,32 @@ fn data_text(facts: &[(u8, u8, u8)], base: bool) -> String {
     text
 }
 
+/// [`data_text`] as N-Quads, a statement per line in `order` (a permutation seed), with a comment and the first
+/// fact twice: a dump that the state compares line by line.
+fn data_nquads(facts: &[(u8, u8, u8)], order: u64) -> String {
+    const EX: &str = "http://example.org/";
+    let mut rows = vec![
+        format!(
+            "<{EX}p> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#TransitiveProperty> ."
+        ),
+        format!("<{EX}q> <http://www.w3.org/2000/01/rdf-schema#domain> <{EX}C> ."),
+        format!("<{EX}n0> <{EX}back> <{EX}n1> <{EX}g> ."),
+        "# a comment".to_owned(),
+    ];
+    for &(s, p, o) in facts.iter().chain(facts.first()) {
+        let p = ["p", "q"][usize::from(p % 2)];
+        rows.push(format!("<{EX}n{s}> <{EX}{p}> <{EX}n{o}> ."));
+    }
+    let mut seed = order | 1;
+    for i in (1..rows.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        rows.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+    rows.iter().map(|r| format!("{r}\n")).collect()
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
 
@@ -916,8 +942,10 @@ proptest::proptest! {
         old in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..12),
         keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 12),
         new in proptest::collection::vec((0u8..5, 0u8..2, 0u8..5), 0..6),
-        as_change_set in proptest::prelude::any::<bool>(),
+        form in 0u8..3,
+        order in proptest::prelude::any::<(u64, u64)>(),
     ) {
+        let as_change_set = form == 0;
         let (name, rules) = PROGRAMS[program];
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
@@ -929,6 +957,10 @@ proptest::proptest! {
         let now: Vec<(u8, u8, u8)> = kept.iter().chain(&new).copied().collect();
         fs::write(d.join("old.trig"), data_text(&old, true)).unwrap();
         fs::write(d.join("new.trig"), data_text(&now, true)).unwrap();
+        fs::write(d.join("old.nq"), data_nquads(&old, order.0)).unwrap();
+        fs::write(d.join("new.nq"), data_nquads(&now, order.1)).unwrap();
+        // The dump in N-Quads (form 2) is compared with the state's line by line.
+        let (old_file, new_file) = if form == 2 { ("old.nq", "new.nq") } else { ("old.trig", "new.trig") };
         // The change set: facts gone (unless also new), and the new facts (the ontology stays).
         let gone: Vec<(u8, u8, u8)> = gone.into_iter().filter(|f| !now.contains(f)).collect();
         fs::write(d.join("minus.trig"), data_text(&gone, false)).unwrap();
@@ -946,7 +978,7 @@ proptest::proptest! {
             assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
             stdout(&out)
         };
-        let before = go(with(&["materialize", "old.trig", "--state", "st"]));
+        let before = go(with(&["materialize", old_file, "--state", "st"]));
         let maintained = if as_change_set {
             let mut args = vec!["materialize", "--state", "st", "--remove", "minus.trig", "--add", "plus.trig", "--diff", "patch.rdfp", "--format", "nquads"];
             if name == "owl2rl" {
@@ -954,11 +986,143 @@ proptest::proptest! {
             }
             go(args.iter().map(|s| (*s).to_owned()).collect())
         } else {
-            go(with(&["materialize", "new.trig", "--state", "st", "--diff", "patch.rdfp"]))
+            go(with(&["materialize", new_file, "--state", "st", "--diff", "patch.rdfp", "--stats", "s.json"]))
         };
-        let fresh = go(with(&["materialize", "new.trig"]));
-        proptest::prop_assert_eq!(&maintained, &fresh, "{} ({})", name, if as_change_set { "change set" } else { "dump" });
+        if form == 2 {
+            let stats = json(d, "s.json");
+            proptest::prop_assert!(stats["lines_compared"].is_object() || stats["mode"] == "unchanged", "{}", stats);
+        }
+        let fresh = go(with(&["materialize", new_file]));
+        proptest::prop_assert_eq!(&maintained, &fresh, "{} (form {})", name, form);
         let patch = fs::read_to_string(d.join("patch.rdfp")).unwrap();
         proptest::prop_assert_eq!(patched(&before, &patch), lines(&fresh));
     }
+}
+
+/// `materialize data.nt --rules rules.rq --state st --stats s.json` in `dir`: its output, exit code, stderr and
+/// statistics (none when it failed).
+fn dump_run(dir: &Path) -> (Output, Option<serde_json::Value>) {
+    let _ = fs::remove_file(dir.join("s.json"));
+    let out = run(
+        dir,
+        &[
+            "materialize",
+            "data.nt",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--format",
+            "nquads",
+            "--stats",
+            "s.json",
+        ],
+    );
+    let stats = (out.status.code() == Some(0)).then(|| json(dir, "s.json"));
+    (out, stats)
+}
+
+/// The output of a run from scratch over `data.nt` in `dir`.
+fn fresh_nt(dir: &Path) -> String {
+    let out = run(
+        dir,
+        &[
+            "materialize",
+            "data.nt",
+            "--rules",
+            "rules.rq",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stdout(&out)
+}
+
+const NT: &str = "<http://example.org/a> <http://example.org/p> <http://example.org/b> .\n\
+# the chain\n\
+<http://example.org/b> <http://example.org/p> <http://example.org/c> .\n\
+<http://example.org/c> <http://example.org/p> <http://example.org/d> .\n\
+<http://example.org/b> <http://example.org/p> <http://example.org/c> .\n";
+
+#[test]
+fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_it_must_be() {
+    let dir = folder();
+    let d = dir.path();
+    fs::write(
+        d.join("rules.rq"),
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule base\nCONSTRUCT { ?x ex:reach ?y } WHERE { ?x ex:p ?y }\n\
+         #@rule step\nCONSTRUCT { ?x ex:reach ?z } WHERE { ?x ex:reach ?y . ?y ex:p ?z }\n",
+    )
+    .unwrap();
+    fs::write(d.join("data.nt"), NT).unwrap();
+    let (first, stats) = dump_run(d);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert_eq!(stats.unwrap()["mode"], "full");
+    assert!(d.join("st/lines.bin").is_file());
+
+    // One line gone (b p c is stated twice: one copy goes, the fact stays), one line new, the rest moved.
+    let changed = "<http://example.org/c> <http://example.org/p> <http://example.org/d> .\n\
+        <http://example.org/d> <http://example.org/p> <http://example.org/e> .\n\
+        <http://example.org/b> <http://example.org/p> <http://example.org/c> .\n";
+    fs::write(d.join("data.nt"), changed).unwrap();
+    let (out, stats) = dump_run(d);
+    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert_eq!(stats["mode"], "incremental", "{stats}");
+    assert_eq!(stats["lines_compared"]["new"], 1, "{stats}");
+    assert_eq!(stats["lines_compared"]["gone"], 1, "{stats}");
+    assert_eq!(stats["asserted_removed"], 1, "{stats}");
+    assert_eq!(stats["asserted_added"], 1, "{stats}");
+    assert_eq!(stdout(&out), fresh_nt(d));
+
+    // A new line with a blank node: its label names the file's node, which only a whole read knows.
+    let blank = format!("{changed}_:x <http://example.org/p> <http://example.org/a> .\n");
+    fs::write(d.join("data.nt"), &blank).unwrap();
+    let (out, stats) = dump_run(d);
+    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert!(stats["lines_compared"].is_null(), "{stats}");
+    assert_eq!(stats["mode"], "incremental", "{stats}");
+    // The whole read kept the tables: the next change is compared again, the blank node's line unchanged.
+    let more =
+        format!("{blank}<http://example.org/e> <http://example.org/p> <http://example.org/f> .\n");
+    fs::write(d.join("data.nt"), &more).unwrap();
+    let (out, stats) = dump_run(d);
+    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert_eq!(stats["lines_compared"]["new"], 1, "{stats}");
+    assert_eq!(stats["asserted_added"], 1, "{stats}");
+
+    // A new line that does not parse is reported where it is, by a whole read; the state stays.
+    let kept = fs::read(d.join("st/manifest.json")).unwrap();
+    fs::write(
+        d.join("data.nt"),
+        format!("{more}<http://example.org/x> oops .\n"),
+    )
+    .unwrap();
+    let (out, _) = dump_run(d);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("data.nt:6:"), "{}", stderr(&out));
+    assert_eq!(fs::read(d.join("st/manifest.json")).unwrap(), kept);
+
+    // Damaged line tables are a cache that is not used: the dump is read whole, to the same facts.
+    fs::write(d.join("data.nt"), NT).unwrap();
+    fs::write(d.join("st/lines.bin"), b"REASONCTL-LINES\n").unwrap();
+    let (out, stats) = dump_run(d);
+    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert!(stats["lines_compared"].is_null(), "{stats}");
+    assert_eq!(stdout(&out), fresh_nt(d));
+
+    // After a change set the data is no longer what the file says: the next dump is read whole.
+    fs::write(
+        d.join("plus.nt"),
+        "<http://example.org/z> <http://example.org/p> <http://example.org/a> .\n",
+    )
+    .unwrap();
+    add_plus(d, &["--format", "nquads"]);
+    assert!(!d.join("st/lines.bin").exists());
+    fs::write(d.join("data.nt"), changed).unwrap();
+    let (out, stats) = dump_run(d);
+    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    assert!(stats["lines_compared"].is_null(), "{stats}");
+    assert_eq!(stdout(&out), fresh_nt(d));
 }

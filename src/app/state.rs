@@ -17,8 +17,9 @@ use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
 use crate::state::format::Delta;
 use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
-use crate::store::load::{self, DataFormat, DataSource, LoadOptions};
-use crate::store::{Overlay, Quad, QuadStore, Store, Triple, well_known};
+use crate::store::load::dump::{self, Compared, LineTable};
+use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
+use crate::store::{Overlay, Quad, QuadStore, Store, TermId, well_known};
 
 /// Where a command's facts came from.
 #[derive(Debug, PartialEq, Eq)]
@@ -254,6 +255,9 @@ pub(super) struct Record {
     inputs: Vec<Input>,
     changes: Vec<Change>,
     options: ResultOptions,
+    /// The data files' line tables, for the next dump to be compared with (none after a change set: the data
+    /// is then no longer what the files say).
+    lines: Option<Vec<Option<LineTable>>>,
 }
 
 impl Record {
@@ -267,6 +271,7 @@ impl Record {
             inputs: inputs(sources)?,
             changes: Vec::new(),
             options: options(load, reasoning),
+            lines: None,
         })
     }
 }
@@ -295,6 +300,7 @@ pub(super) fn save(
         terms: store.dict.len() as u64,
         asserted: store.quads.len() as u64,
         derived: reasoned.overlay.len() as u64,
+        lines: None,
     };
     let program: Vec<RuleText> = reasoned
         .program
@@ -307,7 +313,16 @@ pub(super) fn save(
             text: r.text.clone(),
         })
         .collect();
-    state::save(dir, &manifest, store, &reasoned.overlay, &program, delta).map_err(failure)?;
+    state::save(
+        dir,
+        &manifest,
+        store,
+        &reasoned.overlay,
+        &program,
+        delta,
+        record.lines.as_deref(),
+    )
+    .map_err(failure)?;
     progress.clear();
     Ok(true)
 }
@@ -353,6 +368,8 @@ pub(super) struct Updated {
     pub(super) record: Record,
     /// Time per phase.
     pub(super) times: Vec<(&'static str, Duration)>,
+    /// When the data files were compared line by line with the state's: the lines new, and gone.
+    pub(super) lines_compared: Option<(usize, usize)>,
 }
 
 /// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
@@ -371,6 +388,67 @@ pub(super) fn output_facts(store: &Store, overlay: &Overlay, include_asserted: b
     quads.sort_unstable();
     quads.dedup();
     quads
+}
+
+/// The data loaded by `loader` (into its dictionary), with each file's line table, for the next dump to be
+/// compared with.
+fn load_lines(
+    mut loader: Loader,
+    sources: &[DataSource],
+    options: &LoadOptions,
+    progress: &Progress,
+) -> Result<(Store, Vec<Option<LineTable>>), Failure> {
+    loader.keep_lines();
+    for source in sources {
+        loader.load_source(source, options, progress)?;
+    }
+    let lines = loader.take_line_tables();
+    Ok((loader.finish(), lines))
+}
+
+/// The data files given, compared line by line ([`dump`]) with the line tables of the state's data files;
+/// those whose hash is the state's are not read. `None` when the data must be read whole: the state has no line
+/// tables (or change sets were applied to it since), the files are not as many, or one has no table or cannot
+/// be compared so.
+fn compare(
+    loader: &mut Loader,
+    (dir, manifest, terms): (&Path, &Manifest, TermId),
+    sources: &[DataSource],
+    given: &[Input],
+    load: &LoadOptions,
+    progress: &Progress,
+) -> Result<Option<Vec<Compared>>, Failure> {
+    if !manifest.changes.is_empty()
+        || sources.len() != manifest.inputs.len()
+        || given.len() != sources.len()
+    {
+        return Ok(None);
+    }
+    let Some(tables) = state::open_lines(dir, manifest, terms) else {
+        return Ok(None);
+    };
+    if tables.len() != sources.len() {
+        return Ok(None);
+    }
+    let mut compared = Vec::with_capacity(tables.len());
+    let files = sources
+        .iter()
+        .zip(tables)
+        .zip(given.iter().zip(&manifest.inputs));
+    for ((source, table), (now, then)) in files {
+        let (DataSource::File(path), Some(table)) = (source, table) else {
+            return Ok(None);
+        };
+        if now.sha256 == then.sha256 {
+            compared.push(Compared::unchanged(table));
+            continue;
+        }
+        match loader.compare_lines(path, load, table, progress)? {
+            Some(c) => compared.push(c),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(compared))
 }
 
 /// The load options and reasoning settings a state's data is read and run with: those given, and the state's
@@ -434,40 +512,15 @@ fn apply(
     };
     let removed = load::load_into(dict, &files(&change.remove), load, progress)?;
     let added = load::load_into(removed.dict, &files(&change.add), load, progress)?;
-    let mut graphs: Vec<crate::store::TermId> = old
-        .graphs()
-        .map(|(g, _)| g)
-        .chain(added.quads.graphs().map(|(g, _)| g))
-        .collect();
-    graphs.sort_unstable();
-    graphs.dedup();
     // Removed, then added: a fact in both files stays; facts not held are not removed, held ones not added.
-    let empty = crate::store::TripleIndex::default();
-    let mut indexes = Vec::with_capacity(graphs.len());
-    for g in graphs {
-        let before = old.graph(g).unwrap_or(&empty);
-        let plus = added.quads.graph(g).map_or(&[][..], |i| i.triples());
-        let gone: Vec<Triple> = removed
-            .quads
-            .graph(g)
-            .map_or(&[][..], |i| i.triples())
-            .iter()
-            .copied()
-            .filter(|t| before.contains(*t) && plus.binary_search(t).is_err())
-            .collect();
-        let new: Vec<Triple> = plus
-            .iter()
-            .copied()
-            .filter(|t| !before.contains(*t))
-            .collect();
-        let index = before
-            .patched(&gone, &new)
-            .expect("removals held and additions new, by construction");
-        if !index.is_empty() {
-            indexes.push((g, index));
-        }
-    }
-    let quads = QuadStore::from_indexes(indexes);
+    let plus: Vec<Quad> = added.quads.quads().collect();
+    let gone: Vec<Quad> = (removed.quads.quads())
+        .filter(|q| old.contains(*q) && plus.binary_search(q).is_err())
+        .collect();
+    let new: Vec<Quad> = plus.into_iter().filter(|q| !old.contains(*q)).collect();
+    let quads = old
+        .patched(&gone, &new)
+        .expect("removals held and additions new, by construction");
     let mut prefixes = prefixes;
     for p in added.prefixes {
         if !prefixes.iter().any(|(name, _)| *name == p.0) {
@@ -507,7 +560,10 @@ pub(super) fn update(
         Ok(m) => m,
         // No state yet: the data and rules run.
         Err(StateError::Missing { .. }) if change.is_empty() => {
-            let mut store = load_data(sources, load_options, progress)?;
+            control::enter(Phase::Load);
+            let (mut store, lines) = load_lines(Loader::new(), sources, load_options, progress)?;
+            let mut record = Record::files(sources, load_options, reasoning)?;
+            record.lines = Some(lines);
             lap("load", &mut times);
             let reasoned = reason(&mut store, reasoning, run, false, progress)?;
             lap("reason", &mut times);
@@ -519,8 +575,9 @@ pub(super) fn update(
                 before: Vec::new(),
                 asserted: (Vec::new(), Vec::new()),
                 base: None,
-                record: Record::files(sources, load_options, reasoning)?,
+                record,
                 times,
+                lines_compared: None,
             });
         }
         Err(e) => return Err(failure(e)),
@@ -579,8 +636,10 @@ pub(super) fn update(
                 inputs: manifest.inputs.clone(),
                 changes: manifest.changes.clone(),
                 options: manifest.options.clone(),
+                lines: None,
             },
             times,
+            lines_compared: None,
         });
     }
     let (old_store, old, _, _, files) = from_state(dir, progress)?;
@@ -590,17 +649,51 @@ pub(super) fn update(
     let before = output_facts(&old_store, &old.overlay, false);
     // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
     control::enter(Phase::Load);
+    let mut lines_compared = None;
     let (mut store, old_asserted, record) = if change.is_empty() {
         let Store {
             dict,
             quads: old_asserted,
-            ..
+            prefixes,
         } = old_store;
-        let store = load::load_into(dict, sources, &load, progress)?;
+        let terms = dict.end();
+
+        let mut loader = Loader::with_dictionary(dict);
+        loader.keep_lines();
+        let compared = compare(
+            &mut loader,
+            (dir, &manifest, terms),
+            sources,
+            &given_inputs,
+            &load,
+            progress,
+        )?;
+        let (store, lines) = match compared {
+            // Only the lines that changed were read: the asserted facts are the state's, patched.
+            Some(compared) => {
+                lines_compared = Some((
+                    compared.iter().map(|c| c.new.len()).sum(),
+                    compared.iter().map(|c| c.gone.len()).sum(),
+                ));
+                let (removed, added) = dump::changes(&compared, &old_asserted);
+                let quads = old_asserted
+                    .patched(&removed, &added)
+                    .expect("removals held and additions new, by construction");
+                let Store { dict, .. } = loader.finish();
+                let store = Store {
+                    dict,
+                    quads,
+                    prefixes,
+                };
+                (store, compared.into_iter().map(|c| Some(c.table)).collect())
+            }
+            None => load_lines(loader, sources, &load, progress)?,
+        };
         let record = Record {
             inputs: given_inputs,
             changes: Vec::new(),
             options: options(&load, &settings),
+            lines: Some(lines),
         };
         (store, old_asserted, record)
     } else {
@@ -622,6 +715,7 @@ pub(super) fn update(
             inputs: manifest.inputs.clone(),
             changes,
             options: options(&load, &settings),
+            lines: None,
         };
         (store, old_asserted, record)
     };
@@ -670,6 +764,7 @@ pub(super) fn update(
             base,
             record,
             times,
+            lines_compared,
         });
     }
     control::enter(Phase::Reason);
@@ -716,5 +811,6 @@ pub(super) fn update(
         base,
         record,
         times,
+        lines_compared,
     })
 }

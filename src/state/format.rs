@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::rules::source::RuleText;
 use crate::rules::{Language, Origin};
 use crate::store::dictionary::DictionaryParts;
+use crate::store::load::dump::LineTable;
 use crate::store::quads::patch_sorted;
 use crate::store::{
     Dictionary, Overlay, Perm, Quad, QuadStore, Store, TermId, Triple, TripleIndex,
@@ -499,6 +500,87 @@ pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
     parts.assemble()
 }
 
+/// The first bytes of a lines file.
+pub const LINES_MAGIC: &[u8; 16] = b"REASONCTL-LINES\n";
+
+/// Encodes the line tables of a state's data files, in the files' order (`None`: a file without one).
+pub fn encode_lines(tables: &[Option<LineTable>]) -> Vec<u8> {
+    let size: usize = tables.iter().flatten().map(|t| t.len() * 32 + 9).sum();
+    let mut w = Writer(Vec::with_capacity(size + 32));
+    w.0.extend_from_slice(LINES_MAGIC);
+    w.u32(VERSION);
+    w.u32(tables.len() as u32);
+    for table in tables {
+        let Some(table) = table else {
+            w.0.push(0);
+            continue;
+        };
+        w.0.push(1);
+        let (hashes, quads) = table.parts();
+        w.u64(hashes.len() as u64);
+        for h in hashes {
+            w.0.extend_from_slice(&h.to_le_bytes());
+        }
+        for q in quads {
+            for id in q {
+                w.u32(id.0);
+            }
+        }
+    }
+    w.0
+}
+
+/// Decodes what [`encode_lines`] wrote, for a dictionary of `terms` terms (every id must be one of them).
+pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<Vec<Option<LineTable>>, Damaged> {
+    let mut r = Reader { bytes, at: 0 };
+    if r.take(LINES_MAGIC.len())? != LINES_MAGIC || r.u32()? != VERSION {
+        return Err(Damaged("not a lines file of this format".to_owned()));
+    }
+    let n = r.u32()?;
+    let mut tables = Vec::new();
+    for _ in 0..n {
+        match r.take(1)?[0] {
+            0 => tables.push(None),
+            1 => {
+                let n = r.len()?;
+                let raw = r.take(
+                    n.checked_mul(16)
+                        .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
+                )?;
+                let hashes: Vec<u128> = raw
+                    .chunks_exact(16)
+                    .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
+                    .collect();
+                let ids = r.u32s(
+                    n.checked_mul(4)
+                        .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
+                )?;
+                if ids.iter().any(|&id| id >= terms.0) {
+                    return Err(Damaged(
+                        "a line's quad names a term the dictionary lacks".to_owned(),
+                    ));
+                }
+                let quads: Vec<Quad> = ids
+                    .chunks_exact(4)
+                    .map(|c| [TermId(c[0]), TermId(c[1]), TermId(c[2]), TermId(c[3])])
+                    .collect();
+                let table = LineTable::from_parts(hashes, quads)
+                    .ok_or_else(|| Damaged("a line table is not sorted".to_owned()))?;
+                tables.push(Some(table));
+            }
+            _ => {
+                return Err(Damaged(
+                    "a line table's marker is neither 0 nor 1".to_owned(),
+                ));
+            }
+        }
+    }
+    if r.at != bytes.len() {
+        return Err(Damaged("bytes follow the last line table".to_owned()));
+    }
+    Ok(tables)
+}
+
 struct Writer(Vec<u8>);
 
 impl Writer {
@@ -722,5 +804,33 @@ mod tests {
             b[at] ^= 0xA5;
             let _ = decode(&b, &[]);
         }
+    }
+
+    #[test]
+    fn line_tables_decode_to_what_was_encoded_and_damage_is_refused() {
+        let q = |i: u32| [TermId(0), TermId(i), TermId(1), TermId(i)];
+        let tables = vec![
+            Some(LineTable::from_entries(vec![
+                (9, q(2)),
+                (3, q(1)),
+                (u128::MAX, q(3)),
+            ])),
+            None,
+            Some(LineTable::default()),
+        ];
+        let bytes = encode_lines(&tables);
+        assert_eq!(decode_lines(&bytes, TermId(4)).unwrap(), tables);
+        // A quad naming a term past the dictionary, a cut file, bytes after the end, another file.
+        assert!(decode_lines(&bytes, TermId(3)).is_err());
+        assert!(decode_lines(&bytes[..bytes.len() - 1], TermId(4)).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(decode_lines(&longer, TermId(4)).is_err());
+        assert!(decode_lines(MAGIC, TermId(4)).is_err());
+        // Hashes out of order.
+        let mut swapped = bytes.clone();
+        let first = LINES_MAGIC.len() + 4 + 4 + 1 + 8;
+        swapped[first..first + 16].copy_from_slice(&u128::MAX.to_le_bytes());
+        assert!(decode_lines(&swapped, TermId(4)).is_err());
     }
 }

@@ -19,6 +19,7 @@ use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
 use thiserror::Error;
 
 mod chunks;
+pub mod dump;
 pub mod guard;
 mod lines;
 
@@ -311,6 +312,12 @@ pub struct Loader {
     lenient: bool,
     /// Distinct terms [`Loader::load_reader`] stops past (`None`: as many as 32-bit ids number).
     term_limit: Option<usize>,
+    /// Whether each source's line table is kept ([`Loader::keep_lines`]).
+    keep_lines: bool,
+    /// The line table of the file being loaded, when it has one.
+    table: Option<dump::LineTable>,
+    /// The line table of each source loaded, when kept and the source has one.
+    tables: Vec<Option<dump::LineTable>>,
 }
 
 impl Loader {
@@ -340,6 +347,18 @@ impl Loader {
         self.target = iri.map(|i| self.dict.intern_iri(i));
     }
 
+    /// Keeps the line table ([`dump::LineTable`]) of each N-Triples or N-Quads file loaded from now on, for a
+    /// state to compare the next version of the file with.
+    pub fn keep_lines(&mut self) {
+        self.keep_lines = true;
+    }
+
+    /// The line table of each source loaded since [`Loader::keep_lines`], in order (`None`: a source without
+    /// one: another syntax, stdin, a line stating two statements, a file read sequentially).
+    pub fn take_line_tables(&mut self) -> Vec<Option<dump::LineTable>> {
+        std::mem::take(&mut self.tables)
+    }
+
     /// Parses one source.
     pub fn load_source(
         &mut self,
@@ -348,8 +367,12 @@ impl Loader {
         progress: &dyn LoadProgress,
     ) -> Result<(), LoadError> {
         self.lenient = options.lenient;
+        self.table = None;
         let result = self.load_one(source, options, progress);
         self.lenient = false;
+        if self.keep_lines {
+            self.tables.push(self.table.take());
+        }
         result
     }
 

@@ -338,6 +338,37 @@ impl QuadStore {
         Self { graphs }
     }
 
+    /// The store without `removed` (each held) and with `added` (none held), both sorted by graph: each graph's
+    /// index patched ([`TripleIndex::patched`]), not built again. `None` if a change does not fit.
+    pub fn patched(&self, removed: &[super::Quad], added: &[super::Quad]) -> Option<Self> {
+        let mut graphs: Vec<TermId> = (self.graphs.iter().map(|(g, _)| *g))
+            .chain(added.iter().map(|q| q[0]))
+            .collect();
+        graphs.sort_unstable();
+        graphs.dedup();
+        let of = |quads: &[super::Quad], g: TermId| -> Vec<Triple> {
+            let start = quads.partition_point(|q| q[0] < g);
+            let end = quads.partition_point(|q| q[0] <= g);
+            quads[start..end]
+                .iter()
+                .map(|&[_, s, p, o]| [s, p, o])
+                .collect()
+        };
+        let empty = TripleIndex::default();
+        let mut indexes = Vec::with_capacity(graphs.len());
+        for g in graphs {
+            let (gone, new) = (of(removed, g), of(added, g));
+            let before = self.graph(g).unwrap_or(&empty);
+            let index = if gone.is_empty() && new.is_empty() {
+                before.clone()
+            } else {
+                before.patched(&gone, &new)?
+            };
+            indexes.push((g, index));
+        }
+        Some(Self::from_indexes(indexes))
+    }
+
     /// The index of one graph, if it holds any triple.
     pub fn graph(&self, graph: TermId) -> Option<&TripleIndex> {
         self.graphs
@@ -349,6 +380,17 @@ impl QuadStore {
     /// Every non-empty graph with its index, by id.
     pub fn graphs(&self) -> impl Iterator<Item = (TermId, &TripleIndex)> {
         self.graphs.iter().map(|(g, idx)| (*g, idx))
+    }
+
+    /// Every quad, sorted (graph, subject, predicate, object).
+    pub fn quads(&self) -> impl Iterator<Item = super::Quad> + '_ {
+        (self.graphs.iter())
+            .flat_map(|(g, idx)| idx.triples().iter().map(|&[s, p, o]| [*g, s, p, o]))
+    }
+
+    /// Whether the store holds a quad.
+    pub fn contains(&self, [g, s, p, o]: super::Quad) -> bool {
+        self.graph(g).is_some_and(|i| i.contains([s, p, o]))
     }
 
     /// The total number of quads.

@@ -12,9 +12,10 @@ use std::path::Path;
 
 use rayon::prelude::*;
 
+use super::dump::LineTable;
 use super::lines::Statements;
 use super::{Counted, DataFormat, LoadError, LoadProgress, Loader};
-use crate::store::{Dictionary, LiteralKind, TermId, TermRef};
+use crate::store::{Dictionary, LiteralKind, Quad, TermId, TermRef, Triple};
 
 /// The smallest chunk worth its own thread (below it, local numbering costs more than the second thread gains).
 pub(super) const MIN_CHUNK: u64 = 4 << 20;
@@ -75,7 +76,7 @@ const READ: usize = 1 << 20;
 
 /// Parses the byte range `start..end` of `path`, line by line.
 fn parse_range(
-    lenient: bool,
+    (lenient, keep_lines): (bool, bool),
     path: &Path,
     format: DataFormat,
     (start, end): (u64, u64),
@@ -95,6 +96,9 @@ fn parse_range(
         pending: 0,
     };
     let mut statements = Statements::new(lenient, format == DataFormat::NQuads);
+    if keep_lines {
+        statements.keep_lines();
+    }
     let mut buf = vec![0u8; READ];
     let mut filled = 0;
     loop {
@@ -144,8 +148,25 @@ fn parse_range(
 }
 
 /// A line without the carriage return of a CR LF line end.
-fn strip_cr(line: &[u8]) -> &[u8] {
+pub(super) fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The quad each hashed line states: `hashes` are (hash, place in `triples`) in line order, `runs` the graph of
+/// each run of `triples` (ids of the loader's dictionary).
+pub(super) fn quads_of_lines<'a>(
+    hashes: &'a [(u128, usize)],
+    runs: &'a [(TermId, std::ops::Range<usize>)],
+    triples: &'a [Triple],
+) -> impl Iterator<Item = (u128, Quad)> + 'a {
+    let mut run = 0;
+    hashes.iter().map(move |&(h, i)| {
+        while !runs[run].1.contains(&i) {
+            run += 1;
+        }
+        let [s, p, o] = triples[i];
+        (h, [runs[run].0, s, p, o])
+    })
 }
 
 impl Loader {
@@ -160,8 +181,8 @@ impl Loader {
         ranges: &[(u64, u64)],
         progress: &dyn LoadProgress,
     ) -> Result<bool, LoadError> {
-        let lenient = self.lenient;
-        let parse = |&range: &(u64, u64)| parse_range(lenient, path, format, range, progress);
+        let flags = (self.lenient, self.keep_lines);
+        let parse = |&range: &(u64, u64)| parse_range(flags, path, format, range, progress);
         let parsed: Vec<Result<Statements, Stopped>> = if ranges.len() == 1 {
             ranges.iter().map(parse).collect()
         } else {
@@ -192,6 +213,11 @@ impl Loader {
         let mut blank = crate::store::dictionary::blank_scope_with(labels);
         let chunks: Vec<Statements> = first.into_iter().chain(chunks).collect();
         let mut later: usize = chunks.iter().map(|c| c.triples.len()).sum();
+        // The file's line table, when its lines are kept and each states at most one statement.
+        let mut lines: Option<Vec<(u128, Quad)>> = self
+            .keep_lines
+            .then(|| Vec::with_capacity(later))
+            .filter(|_| chunks.iter().all(|c| c.hashes.is_some()));
         for (k, mut chunk) in chunks.into_iter().enumerate() {
             later -= chunk.triples.len();
             let ids = if adopt && k == 0 {
@@ -204,13 +230,21 @@ impl Loader {
                 Some(ids)
             };
             let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
-            let runs = chunk.runs();
-            for (g, range) in &runs {
-                let graph = match (*g, &ids) {
-                    (TermId::DEFAULT_GRAPH, _) => default,
-                    (g, Some(ids)) => ids[g.index()],
-                    (g, None) => g,
-                };
+            let runs: Vec<(TermId, std::ops::Range<usize>)> = (chunk.runs().into_iter())
+                .map(|(g, range)| {
+                    let graph = match (g, &ids) {
+                        (TermId::DEFAULT_GRAPH, _) => default,
+                        (g, Some(ids)) => ids[g.index()],
+                        (g, None) => g,
+                    };
+                    (graph, range)
+                })
+                .collect();
+            if let (Some(lines), Some(hashes)) = (&mut lines, &chunk.hashes) {
+                lines.extend(quads_of_lines(hashes, &runs, &chunk.triples));
+            }
+            for (graph, range) in &runs {
+                let graph = *graph;
                 let slot = self.graph_slot(graph);
                 let triples = &mut self.graphs[slot].1;
                 if runs.len() == 1 && triples.is_empty() {
@@ -229,12 +263,13 @@ impl Loader {
                 limit: super::TERM_LIMIT as u64,
             });
         }
+        self.table = lines.map(LineTable::from_entries);
         Ok(true)
     }
 
     /// Interns a range's terms in the order of their local ids (the order of their first appearance), so ids
     /// come out as sequential loading gives them; returns each local id's id.
-    fn merge_terms(
+    pub(super) fn merge_terms(
         &mut self,
         name: &str,
         local: &Dictionary,

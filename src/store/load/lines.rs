@@ -35,6 +35,11 @@ pub(super) struct Statements {
     pub graphs: Vec<(usize, TermId)>,
     /// Blank-node label -> node.
     pub blanks: HashMap<Box<str>, TermId>,
+    /// When kept ([`Statements::keep_lines`]): each line that states one statement, by its hash
+    /// ([`super::dump::hash`]), with that statement's place in `triples`; `None` once a line states more than one
+    /// (such a file has no line table).
+    pub hashes: Option<Vec<(u128, usize)>>,
+    keep_lines: bool,
     lenient: bool,
     with_graphs: bool,
     /// A literal's text with its escapes resolved.
@@ -74,6 +79,8 @@ impl Statements {
             triples: Vec::new(),
             graphs: Vec::new(),
             blanks: HashMap::new(),
+            hashes: None,
+            keep_lines: false,
             lenient,
             with_graphs,
             text: String::new(),
@@ -82,8 +89,32 @@ impl Statements {
         }
     }
 
+    /// Keeps the hash of each line that states a statement ([`Statements::hashes`]).
+    pub fn keep_lines(&mut self) {
+        self.keep_lines = true;
+        self.hashes = Some(Vec::new());
+    }
+
     /// Reads one line (without its line break).
     pub fn line(&mut self, line: &[u8]) -> Result<(), Refused> {
+        if !self.keep_lines {
+            return self.read(line);
+        }
+        let before = self.triples.len();
+        self.read(line)?;
+        match self.triples.len() - before {
+            0 => {}
+            1 => {
+                if let Some(hashes) = &mut self.hashes {
+                    hashes.push((super::dump::hash(line), before));
+                }
+            }
+            _ => self.hashes = None,
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, line: &[u8]) -> Result<(), Refused> {
         // A carriage return inside a line ends a statement, or is a raw one inside a literal (which oxttl takes
         // when lenient): oxttl's to read.
         let Some(text) = std::str::from_utf8(line)
