@@ -391,7 +391,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --format --include-asserted --add --remove --diff --provenance --provenance-graph --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --compress --format --include-asserted --add --remove --diff --provenance --provenance-graph --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -415,6 +415,10 @@ _reasonctl() {
                     ;;
                 --out-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compress)
+                    COMPREPLY=($(compgen -W "gz bz2 xz zst" -- "${cur}"))
                     return 0
                     ;;
                 --format)

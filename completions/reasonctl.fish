@@ -42,8 +42,12 @@ nquads\t'N-Quads (`.nq`), RDF 1.2'
 rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
 jsonld\t'JSON-LD (`.jsonld`)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l base -d 'The base IRI relative IRIs resolve against (default: each file\'s own file:// IRI)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s o -l output -d 'Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -s o -l output -d 'Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given; a last extension .gz, .bz2, .xz or .zst compresses it (out.nq.gz)' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l out-dir -d 'Write one file per graph into DIR (named after the graph IRI, percent-encoded; graphs.tsv lists them)' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l compress -d 'Compress the output (each file of --out-dir, or stdout); with -o the file\'s extension says it' -r -f -a "gz\t'gzip (`.gz`), concatenated members included'
+bz2\t'bzip2 (`.bz2`), concatenated streams included'
+xz\t'xz (`.xz`), concatenated streams included'
+zst\t'Zstandard (`.zst`), concatenated frames included'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l format -d 'Output syntax (default: trig on stdout, the extension of -o FILE, turtle in --out-dir)' -r -f -a "trig\t'TriG: Turtle with named graphs'
 nquads\t'N-Quads: one quad a line'
 turtle\t'Turtle: one graph'

@@ -218,6 +218,8 @@ pub struct MaterializeSettings {
     pub target: OutputTarget,
     /// In which syntax.
     pub format: RdfOutputFormat,
+    /// Compressed with (`-o`'s extension, or `--compress`).
+    pub compress: Option<crate::codec::Codec>,
     /// Whether the asserted facts are written too.
     pub include_asserted: bool,
     /// `--add` / `--remove`: a change set applied to the state.
@@ -1048,7 +1050,8 @@ fn write_facts(
     control::enter(Phase::Output);
     quads.extend(credits);
     let prefixes = provenance::prefixes(settings, &store.prefixes);
-    output::write_dataset(&terms, &prefixes, &quads, settings.format, &settings.target)?;
+    let how = (settings.format, settings.compress);
+    output::write_dataset(&terms, &prefixes, &quads, how, &settings.target)?;
     Ok(())
 }
 

@@ -53,8 +53,8 @@ pub enum Command {
 /// Data inputs, shared by the commands that read data.
 #[derive(Debug, clap::Args)]
 pub struct DataArgs {
-    /// Data files (Turtle, TriG, N-Triples, N-Quads, RDF/XML, JSON-LD; RDF 1.2 included); `-` reads stdin.
-    /// Optional with --state.
+    /// Data files (Turtle, TriG, N-Triples, N-Quads, RDF/XML, JSON-LD; RDF 1.2 included), plain or compressed
+    /// (.gz, .bz2, .xz, .zst: dump.nt.gz); `-` reads stdin. Optional with --state.
     #[arg(value_name = "DATA", required_unless_present = "state")]
     pub data: Vec<String>,
 
@@ -78,7 +78,8 @@ pub struct MaterializeArgs {
     #[command(flatten)]
     pub data: DataArgs,
 
-    /// Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given.
+    /// Write to FILE (atomically) instead of stdout; the format follows its extension unless --format is given;
+    /// a last extension .gz, .bz2, .xz or .zst compresses it (out.nq.gz).
     #[arg(
         short = 'o',
         long = "output",
@@ -90,6 +91,10 @@ pub struct MaterializeArgs {
     /// Write one file per graph into DIR (named after the graph IRI, percent-encoded; graphs.tsv lists them).
     #[arg(long, value_name = "DIR")]
     pub out_dir: Option<PathBuf>,
+
+    /// Compress the output (each file of --out-dir, or stdout); with -o the file's extension says it.
+    #[arg(long, value_name = "CODEC", conflicts_with = "output")]
+    pub compress: Option<crate::codec::Codec>,
 
     /// Output syntax (default: trig on stdout, the extension of -o FILE, turtle in --out-dir).
     #[arg(long, value_name = "FORMAT")]

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod codec;
 pub mod control;
 pub mod datalog;
 pub mod excerpt;

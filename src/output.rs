@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use miette::Diagnostic;
 use thiserror::Error;
 
+use crate::codec::Codec;
 use crate::store::{Quad, TermId, TermRef, TermSource};
 pub use rdf::RdfOutputFormat;
 
@@ -72,29 +73,36 @@ impl OutputError {
     }
 }
 
-/// Writes quads (in output order, see [`rdf::sort_quads`]) to a target.
+/// Writes quads (in output order, see [`rdf::sort_quads`]) to a target, in a syntax, compressed or not.
 pub fn write_dataset(
     dict: &(impl TermSource + Sync + ?Sized),
     prefixes: &[(String, String)],
     quads: &[Quad],
-    format: RdfOutputFormat,
+    (format, codec): (RdfOutputFormat, Option<Codec>),
     target: &OutputTarget,
 ) -> Result<(), OutputError> {
+    // The quads written to `w`, through the codec's encoder (finished: a stream cut short is an error).
+    let write = |quads: &[Quad], w: &mut dyn Write| -> io::Result<()> {
+        match codec {
+            None => rdf::write_quads(dict, prefixes, quads, format, w).map(|_| ()),
+            Some(codec) => {
+                let mut e = codec.encoder(io::BufWriter::with_capacity(1 << 16, w))?;
+                rdf::write_quads(dict, prefixes, quads, format, &mut e)?;
+                e.finish()?.flush()
+            }
+        }
+    };
     match target {
         OutputTarget::Stdout => {
             check_graphs(quads, format)?;
             let stdout = io::stdout().lock();
             let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
-            rdf::write_quads(dict, prefixes, quads, format, &mut out)
-                .map_err(OutputError::Stdout)?;
+            write(quads, &mut out).map_err(OutputError::Stdout)?;
             out.flush().map_err(OutputError::Stdout)
         }
         OutputTarget::File(path) => {
             check_graphs(quads, format)?;
-            files::write_atomically(path, |w| {
-                rdf::write_quads(dict, prefixes, quads, format, w).map(|_| ())
-            })
-            .map_err(write_error(path.clone()))
+            files::write_atomically(path, |w| write(quads, w)).map_err(write_error(path.clone()))
         }
         OutputTarget::Dir(dir) => {
             files::ensure_dir(dir).map_err(write_error(dir.clone()))?;
@@ -106,16 +114,17 @@ pub fn write_dataset(
                     TermRef::Blank(n) => Some(format!("_:b{n}")),
                     _ => None,
                 };
-                let name = format!(
+                let mut name = format!(
                     "{}.{}",
                     files::graph_file_stem(iri.as_deref()),
                     format.extension()
                 );
+                if let Some(codec) = codec {
+                    name = format!("{name}.{}", codec.extension());
+                }
                 let path = dir.join(&name);
-                files::write_atomically(&path, |w| {
-                    rdf::write_quads(dict, prefixes, chunk, format, w).map(|_| ())
-                })
-                .map_err(write_error(path.clone()))?;
+                files::write_atomically(&path, |w| write(chunk, w))
+                    .map_err(write_error(path.clone()))?;
                 index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
             }
             let path = dir.join("graphs.tsv");

@@ -359,7 +359,8 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         (Some(path), _) => {
             let format = match args.format {
                 Some(f) => f,
-                None => path
+                None => crate::codec::split_path(&path)
+                    .0
                     .extension()
                     .and_then(|e| e.to_str())
                     .and_then(RdfOutputFormat::from_extension)
@@ -428,12 +429,17 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     // `--diff -` puts the patch on standard output: the facts are written only where -o / --out-dir say.
     let output = !(args.diff.as_deref().is_some_and(|d| d.as_os_str() == "-")
         && matches!(target, OutputTarget::Stdout));
+    let compress = match &target {
+        OutputTarget::File(path) => crate::codec::Codec::of_path(path),
+        _ => args.compress,
+    };
     Ok(MaterializeSettings {
         reasoning,
         sources,
         load,
         target,
         format,
+        compress,
         include_asserted: args.include_asserted,
         change: ChangeSet {
             add: args.add,

@@ -19,6 +19,7 @@ use oxrdfio::{JsonLdProfileSet, RdfFormat, RdfParseError, RdfParser};
 use thiserror::Error;
 
 mod chunks;
+mod compressed;
 pub mod dump;
 pub mod guard;
 mod lines;
@@ -89,9 +90,12 @@ impl DataFormat {
         })
     }
 
-    /// The format of a path, from its extension.
+    /// The format of a path, from its extension (the one before a compression extension: `dump.nt.gz` is
+    /// N-Triples).
     pub fn from_path(path: &Path) -> Option<Self> {
-        path.extension()
+        crate::codec::split_path(path)
+            .0
+            .extension()
             .and_then(|e| e.to_str())
             .and_then(Self::from_extension)
     }
@@ -173,7 +177,7 @@ pub enum LoadError {
     #[diagnostic(
         code(reasonctl::load::unknown_format),
         help(
-            "rename it to one of {KNOWN_EXTENSIONS}, or pass --data-format turtle|trig|ntriples|nquads|rdfxml|jsonld"
+            "rename it to one of {KNOWN_EXTENSIONS} (then .gz, .bz2, .xz or .zst when compressed), or pass --data-format turtle|trig|ntriples|nquads|rdfxml|jsonld"
         )
     )]
     UnknownFormat {
@@ -184,6 +188,22 @@ pub enum LoadError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Syntax(Box<SyntaxError>),
+    /// Compressed data that does not decompress.
+    #[error("{file}: {corrupt}")]
+    #[diagnostic(
+        code(reasonctl::load::compressed),
+        help(
+            "the file is damaged or was cut short (an interrupted download or copy?): fetch or copy it again; `{tool} -t {file}` checks it"
+        )
+    )]
+    Compressed {
+        /// The source name.
+        file: String,
+        /// What failed, and where.
+        corrupt: String,
+        /// The codec's command-line tool.
+        tool: &'static str,
+    },
     /// A syntax error the parser could not place (RDF/XML).
     #[error("{file}: {message}")]
     #[diagnostic(
@@ -386,13 +406,17 @@ impl Loader {
             DataSource::Stdin => {
                 let format = options.format.unwrap_or(DataFormat::NQuads);
                 progress.begin("<stdin>", None);
-                let result = self.load_reader(
-                    "<stdin>",
-                    io::stdin(),
-                    format,
-                    options.base.as_deref(),
-                    progress,
-                );
+                // A compressed stream is told by its first bytes.
+                let mut stdin = io::stdin();
+                let head = read_head(&mut stdin).map_err(|e| io_error("<stdin>", e))?;
+                let whole = io::Cursor::new(head.clone()).chain(stdin);
+                let base = options.base.as_deref();
+                let result = match crate::codec::Codec::sniff(&head) {
+                    Some(codec) => {
+                        self.load_reader("<stdin>", codec.decoder(whole), format, base, progress)
+                    }
+                    None => self.load_reader("<stdin>", whole, format, base, progress),
+                };
                 progress.end();
                 result
             }
@@ -406,6 +430,17 @@ impl Loader {
                 let len = metadata.as_ref().map(|m| m.len());
                 // Only a regular file can be split (a pipe has no length and cannot seek).
                 let regular = metadata.as_ref().is_some_and(|m| m.is_file());
+                // Compressed: told by its first bytes (a regular file's), else by its extension.
+                let unreadable = |e| io_error(&path.display().to_string(), e);
+                let codec = if regular {
+                    head_codec(&mut file).map_err(unreadable)?
+                } else {
+                    None
+                };
+                if let Some(codec) = codec.or_else(|| crate::codec::Codec::of_path(path)) {
+                    drop(file);
+                    return self.load_compressed(path, format, codec, options, progress);
+                }
                 if let (DataFormat::NTriples | DataFormat::NQuads, Some(len), true) =
                     (format, len, regular)
                 {
@@ -454,6 +489,39 @@ impl Loader {
         }
     }
 
+    /// Loads a compressed file: N-Triples and N-Quads decompressed on one thread and parsed on the others,
+    /// other syntaxes (and a file whose lines oxttl refuses, for its error's place) parsed as they decompress.
+    fn load_compressed(
+        &mut self,
+        path: &Path,
+        format: DataFormat,
+        codec: crate::codec::Codec,
+        options: &LoadOptions,
+        progress: &dyn LoadProgress,
+    ) -> Result<(), LoadError> {
+        let name = path.display().to_string();
+        if matches!(format, DataFormat::NTriples | DataFormat::NQuads)
+            && self.load_compressed_lines(
+                path,
+                &name,
+                (format, codec),
+                compressed::BLOCK,
+                progress,
+            )?
+        {
+            return Ok(());
+        }
+        let file = open(path)?;
+        let base = match &options.base {
+            Some(b) => b.clone(),
+            None => file_iri(path),
+        };
+        progress.begin(&name, None);
+        let result = self.load_reader(&name, codec.decoder(file), format, Some(&base), progress);
+        progress.end();
+        result
+    }
+
     /// Parses one reader in one syntax; `name` is what diagnostics call it.
     ///
     /// Parsing runs on its own thread and hands batches of quads to this one, which interns them: on two cores
@@ -476,17 +544,10 @@ impl Loader {
                 message: e.to_string(),
             })?;
         }
-        let reader = skip_bom(reader).map_err(|source| LoadError::Unreadable {
-            path: name.into(),
-            source,
-        })?;
+        let reader = skip_bom(reader).map_err(|e| io_error(name, e))?;
         // An empty file (white space only) is an empty dataset in every syntax, JSON-LD's included (whose parser
         // wants a value).
-        let Some(reader) = unless_blank(reader).map_err(|source| LoadError::Unreadable {
-            path: name.into(),
-            source,
-        })?
-        else {
+        let Some(reader) = unless_blank(reader).map_err(|e| io_error(name, e))? else {
             return Ok(());
         };
         let (tx, rx) = mpsc::sync_channel::<Parsed>(8);
@@ -683,10 +744,7 @@ fn parse_batches(
                                 span: None,
                             })),
                         },
-                        None => LoadError::Unreadable {
-                            path: PathBuf::from(name),
-                            source: e,
-                        },
+                        None => io_error(name, e),
                     },
                     RdfParseError::Syntax(e) => {
                         syntax_error(name, format, &e.to_string(), e.location(), &kept.borrow())
@@ -732,6 +790,36 @@ fn open(path: &Path) -> Result<File, LoadError> {
             source: e,
         }),
     }
+}
+
+/// The error of a failed read of the source `name`: a [`LoadError::Compressed`] when the compressed data was at
+/// fault, else [`LoadError::Unreadable`].
+fn io_error(name: &str, e: io::Error) -> LoadError {
+    match crate::codec::corrupt(&e) {
+        Some(c) => LoadError::Compressed {
+            file: name.to_owned(),
+            corrupt: c.to_string(),
+            tool: c.codec.name(),
+        },
+        None => LoadError::Unreadable {
+            path: PathBuf::from(name),
+            source: e,
+        },
+    }
+}
+
+/// Up to the first 6 bytes of a reader (enough to tell every codec by its magic number).
+fn read_head(reader: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(6);
+    reader.take(6).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The codec whose magic number starts a regular file, which is left at its start.
+fn head_codec(file: &mut File) -> io::Result<Option<crate::codec::Codec>> {
+    let head = read_head(file)?;
+    file.seek(io::SeekFrom::Start(0))?;
+    Ok(crate::codec::Codec::sniff(&head))
 }
 
 /// The `file://` IRI of a path, made absolute, with the characters an IRI path cannot hold percent-encoded.

@@ -147,6 +147,26 @@ fn parse_range(
     Ok(statements)
 }
 
+/// The statements of `text`, whole lines of an N-Triples (or, `with_graphs`, N-Quads) file, read as a range
+/// is read (`flags`: lenient, keep lines); `None` when a line is refused.
+pub(super) fn statements_of(
+    (lenient, keep_lines): (bool, bool),
+    with_graphs: bool,
+    text: &[u8],
+) -> Option<Statements> {
+    let mut statements = Statements::new(lenient, with_graphs);
+    if keep_lines {
+        statements.keep_lines();
+    }
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    if !text.is_empty() {
+        for line in text.split(|&b| b == b'\n') {
+            statements.line(strip_cr(line)).ok()?;
+        }
+    }
+    Some(statements)
+}
+
 /// A line without the carriage return of a CR LF line end.
 pub(super) fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -197,6 +217,18 @@ impl Loader {
                 Err(Stopped::Syntax) => return Ok(false),
             }
         }
+        self.merge_chunks(name, chunks)?;
+        Ok(true)
+    }
+
+    /// Merges parsed ranges of one file, in document order, into the loader: their terms interned as
+    /// sequential loading interns them, blank-node labels scoped to the file, the file's line table kept when
+    /// lines are.
+    pub(super) fn merge_chunks(
+        &mut self,
+        name: &str,
+        chunks: Vec<Statements>,
+    ) -> Result<(), LoadError> {
         // Into a dictionary holding nothing yet, the first range's dictionary (and its blank-node labels) is
         // what merging it would build: it is adopted, and the later ranges merge into it.
         let adopt = self.dict.is_empty() && self.dict.blank_count() == 0;
@@ -264,7 +296,7 @@ impl Loader {
             });
         }
         self.table = lines.map(LineTable::from_entries);
-        Ok(true)
+        Ok(())
     }
 
     /// Interns a range's terms in the order of their local ids (the order of their first appearance), so ids

@@ -18,7 +18,6 @@ use hashbrown::HashSet;
 use rayon::prelude::*;
 
 use super::chunks::{self, quads_of_lines, strip_cr};
-use super::lines::Statements;
 use super::{Counted, DataFormat, LoadError, LoadOptions, LoadProgress, Loader, open};
 use crate::store::{Quad, QuadStore, TermId, Triple};
 
@@ -280,7 +279,8 @@ impl Loader {
         };
         let mut file = open(path)?;
         let metadata = file.metadata().map_err(unreadable)?;
-        if !metadata.is_file() {
+        // A compressed file's lines are read by decompressing it whole.
+        if !metadata.is_file() || super::head_codec(&mut file).map_err(unreadable)?.is_some() {
             return Ok(None);
         }
         let len = metadata.len();
@@ -319,13 +319,11 @@ impl Loader {
         if memchr::memmem::find(&text, b"_:").is_some() {
             return Ok(None);
         }
-        let mut statements = Statements::new(self.lenient, format == DataFormat::NQuads);
-        statements.keep_lines();
-        for line in text.split(|&b| b == b'\n') {
-            if statements.line(line).is_err() {
-                return Ok(None);
-            }
-        }
+        let Some(mut statements) =
+            chunks::statements_of((self.lenient, true), format == DataFormat::NQuads, &text)
+        else {
+            return Ok(None);
+        };
         drop(text);
         let (Some(new_lines), true) = (statements.hashes.take(), statements.labels.is_empty())
         else {

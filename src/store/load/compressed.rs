@@ -1,0 +1,176 @@
+//! This module defines the loading of a compressed N-Triples or N-Quads file: one thread decompresses it into
+//! line-aligned blocks while the others parse the blocks ([`Statements`]), merged in document order as the
+//! ranges of a plain file are.
+
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::mpsc;
+
+use rayon::prelude::*;
+
+use super::chunks::statements_of;
+use super::lines::Statements;
+use super::{Counted, DataFormat, LoadError, LoadProgress, Loader, open};
+use crate::codec::Codec;
+
+/// Decompressed bytes per block (a line longer than this makes its block longer).
+pub(super) const BLOCK: usize = 4 << 20;
+
+/// Reads `reader` into blocks of about `size` bytes that end at a line break (the last may not), numbered in
+/// order, until it ends, fails, or nobody takes the blocks any more.
+fn blocks(mut reader: impl Read, size: usize, tx: &mpsc::SyncSender<io::Result<(usize, Vec<u8>)>>) {
+    let mut carry: Vec<u8> = Vec::new();
+    for k in 0.. {
+        let mut block = Vec::with_capacity(size + carry.len());
+        block.append(&mut carry);
+        let ended = loop {
+            let want = size.saturating_sub(block.len()).max(size / 16).max(1);
+            match (&mut reader).take(want as u64).read_to_end(&mut block) {
+                Ok(0) => break true,
+                Ok(_) if block.len() < size => continue,
+                Ok(_) => match memchr::memrchr(b'\n', &block) {
+                    Some(at) => {
+                        carry.extend_from_slice(&block[at + 1..]);
+                        block.truncate(at + 1);
+                        break false;
+                    }
+                    // A line longer than a block: read on.
+                    None => continue,
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        };
+        if !block.is_empty() && tx.send(Ok((k, block))).is_err() {
+            return;
+        }
+        if ended {
+            return;
+        }
+    }
+}
+
+impl Loader {
+    /// Loads the compressed N-Triples or N-Quads file `path`: decompressed on one thread, its blocks parsed on
+    /// the others, merged in document order. `Ok(false)`: a line oxttl refuses, and nothing was loaded (the
+    /// caller parses the file sequentially, which reports the error).
+    pub(super) fn load_compressed_lines(
+        &mut self,
+        path: &Path,
+        name: &str,
+        (format, codec): (DataFormat, Codec),
+        size: usize,
+        progress: &dyn LoadProgress,
+    ) -> Result<bool, LoadError> {
+        let file = open(path)?;
+        let len = file.metadata().ok().map(|m| m.len());
+        progress.begin(name, len);
+        let reader = codec.decoder(Counted {
+            inner: file,
+            progress,
+            pending: 0,
+        });
+        // No line table: a compressed file is compared with a state by reading it whole.
+        let flags = (self.lenient, false);
+        let with_graphs = format == DataFormat::NQuads;
+        let (tx, rx) = mpsc::sync_channel(2);
+        let parsed: io::Result<Vec<(usize, Option<Statements>)>> = std::thread::scope(|scope| {
+            scope.spawn(move || blocks(reader, size, &tx));
+            rx.into_iter()
+                .par_bridge()
+                .map(|block| block.map(|(k, text)| (k, statements_of(flags, with_graphs, &text))))
+                .collect()
+        });
+        progress.end();
+        let mut parsed = parsed.map_err(|e| super::io_error(name, e))?;
+        parsed.sort_unstable_by_key(|(k, _)| *k);
+        let Some(chunks) = parsed
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect::<Option<Vec<_>>>()
+        else {
+            return Ok(false);
+        };
+        self.merge_chunks(name, chunks)?;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::store::load::{DataSource, LoadOptions, NoProgress};
+
+    #[test]
+    fn blocks_end_at_line_breaks_and_keep_a_long_line_whole() {
+        let long = "x".repeat(100);
+        let text = format!("a\nbb\n{long}\nccc\nd");
+        let (tx, rx) = mpsc::sync_channel(64);
+        blocks(text.as_bytes(), 8, &tx);
+        drop(tx);
+        let got: Vec<(usize, Vec<u8>)> = rx.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            got.iter().map(|b| b.0).collect::<Vec<_>>(),
+            (0..got.len()).collect::<Vec<_>>()
+        );
+        let whole: Vec<u8> = got.iter().flat_map(|b| b.1.clone()).collect();
+        assert_eq!(whole, text.as_bytes());
+        for (_, block) in &got[..got.len() - 1] {
+            assert_eq!(block.last(), Some(&b'\n'));
+        }
+        assert!(
+            got.iter()
+                .any(|(_, b)| b.windows(100).any(|w| w == long.as_bytes()))
+        );
+    }
+
+    #[test]
+    fn small_blocks_load_to_the_ids_and_quads_of_the_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = String::new();
+        for i in 0..500 {
+            text.push_str(&format!(
+                "<http://e/s{i}> <http://e/p{}> \"v{}\" <http://e/g{}> .\n_:b{} <http://e/q> <http://e/s{i}> .\n",
+                i % 7,
+                i % 13,
+                i % 3,
+                i % 11
+            ));
+        }
+        let plain = dir.path().join("d.nq");
+        std::fs::write(&plain, &text).unwrap();
+        let packed = dir.path().join("d.nq.zst");
+        let mut e = Codec::Zstd.encoder(Vec::new()).unwrap();
+        e.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&packed, e.finish().unwrap()).unwrap();
+        let mut whole = Loader::new();
+        whole
+            .load_source(
+                &DataSource::File(plain),
+                &LoadOptions::default(),
+                &NoProgress,
+            )
+            .unwrap();
+        let whole = whole.finish();
+        let mut blocked = Loader::new();
+        let loaded = blocked
+            .load_compressed_lines(
+                &packed,
+                "d",
+                (DataFormat::NQuads, Codec::Zstd),
+                256,
+                &NoProgress,
+            )
+            .unwrap();
+        assert!(loaded);
+        let blocked = blocked.finish();
+        assert_eq!(blocked.dict.to_parts(), whole.dict.to_parts());
+        let quads = |s: &crate::store::Store| s.quads.quads().collect::<Vec<_>>();
+        assert_eq!(quads(&blocked), quads(&whole));
+    }
+}
