@@ -189,6 +189,16 @@ pub(super) fn quads_of_lines<'a>(
     })
 }
 
+/// The merging of one file's parsed ranges, in document order ([`Loader::merge_chunk`]).
+pub(super) struct Merge {
+    /// Blank-node label -> node, for the whole file.
+    labels: hashbrown::HashMap<Box<str>, TermId>,
+    /// Ranges merged so far.
+    merged: usize,
+    /// The file's line table so far, while lines are kept and each states at most one statement.
+    lines: Option<Vec<(u128, Quad)>>,
+}
+
 impl Loader {
     /// Loads the N-Triples or N-Quads file `path` in `ranges` (from [`ranges`]; in parallel when there are
     /// several), merged in document order; blank-node labels are scoped to the file. `Ok(false)`: a line oxttl
@@ -217,76 +227,88 @@ impl Loader {
                 Err(Stopped::Syntax) => return Ok(false),
             }
         }
-        self.merge_chunks(name, chunks)?;
+        let mut merge = self.merge_start();
+        let mut later: usize = chunks.iter().map(|c| c.triples.len()).sum();
+        for chunk in chunks {
+            later -= chunk.triples.len();
+            self.merge_chunk(&mut merge, name, chunk, later)?;
+        }
+        self.merge_finish(merge);
         Ok(true)
     }
 
-    /// Merges parsed ranges of one file, in document order, into the loader: their terms interned as
-    /// sequential loading interns them, blank-node labels scoped to the file, the file's line table kept when
-    /// lines are.
-    pub(super) fn merge_chunks(
+    /// The merging of one file's parsed ranges, none merged yet.
+    pub(super) fn merge_start(&self) -> Merge {
+        Merge {
+            labels: hashbrown::HashMap::new(),
+            merged: 0,
+            lines: self.keep_lines.then(Vec::new),
+        }
+    }
+
+    /// Merges the next parsed range of a file (in document order) into the loader: its terms interned as
+    /// sequential loading interns them, blank-node labels scoped to the file. `later`: how many statements the
+    /// file's later ranges hold, when known (room is kept for them).
+    pub(super) fn merge_chunk(
         &mut self,
+        merge: &mut Merge,
         name: &str,
-        chunks: Vec<Statements>,
+        mut chunk: Statements,
+        later: usize,
     ) -> Result<(), LoadError> {
         // Into a dictionary holding nothing yet, the first range's dictionary (and its blank-node labels) is
         // what merging it would build: it is adopted, and the later ranges merge into it.
-        let adopt = self.dict.is_empty() && self.dict.blank_count() == 0;
-        let mut chunks = chunks.into_iter();
-        let mut first = None;
-        let mut labels = hashbrown::HashMap::new();
-        if adopt {
-            if let Some(mut chunk) = chunks.next() {
-                self.dict = std::mem::take(&mut chunk.dict);
-                labels = std::mem::take(&mut chunk.blanks);
-                first = Some(chunk);
-            }
-        }
-        let mut blank = crate::store::dictionary::blank_scope_with(labels);
-        let chunks: Vec<Statements> = first.into_iter().chain(chunks).collect();
-        let mut later: usize = chunks.iter().map(|c| c.triples.len()).sum();
-        // The file's line table, when its lines are kept and each states at most one statement.
-        let mut lines: Option<Vec<(u128, Quad)>> = self
-            .keep_lines
-            .then(|| Vec::with_capacity(later))
-            .filter(|_| chunks.iter().all(|c| c.hashes.is_some()));
-        for (k, mut chunk) in chunks.into_iter().enumerate() {
-            later -= chunk.triples.len();
-            let ids = if adopt && k == 0 {
-                None
-            } else {
-                let ids = self.merge_terms(name, &chunk.dict, &chunk.labels, &mut blank)?;
-                for t in chunk.triples.iter_mut().flatten() {
-                    *t = ids[t.index()];
+        let adopt = merge.merged == 0 && self.dict.is_empty() && self.dict.blank_count() == 0;
+        merge.merged += 1;
+        let ids = if adopt {
+            self.dict = std::mem::take(&mut chunk.dict);
+            merge.labels = std::mem::take(&mut chunk.blanks);
+            None
+        } else {
+            let labels = &mut merge.labels;
+            let mut blank = |dict: &mut Dictionary, label: &str| -> TermId {
+                if let Some(&id) = labels.get(label) {
+                    return id;
                 }
-                Some(ids)
+                let id = dict.new_blank_node();
+                labels.insert(label.into(), id);
+                id
             };
-            let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
-            let runs: Vec<(TermId, std::ops::Range<usize>)> = (chunk.runs().into_iter())
-                .map(|(g, range)| {
-                    let graph = match (g, &ids) {
-                        (TermId::DEFAULT_GRAPH, _) => default,
-                        (g, Some(ids)) => ids[g.index()],
-                        (g, None) => g,
-                    };
-                    (graph, range)
-                })
-                .collect();
-            if let (Some(lines), Some(hashes)) = (&mut lines, &chunk.hashes) {
+            let ids = self.merge_terms(name, &chunk.dict, &chunk.labels, &mut blank)?;
+            for t in chunk.triples.iter_mut().flatten() {
+                *t = ids[t.index()];
+            }
+            Some(ids)
+        };
+        let default = self.target.unwrap_or(TermId::DEFAULT_GRAPH);
+        let runs: Vec<(TermId, std::ops::Range<usize>)> = (chunk.runs().into_iter())
+            .map(|(g, range)| {
+                let graph = match (g, &ids) {
+                    (TermId::DEFAULT_GRAPH, _) => default,
+                    (g, Some(ids)) => ids[g.index()],
+                    (g, None) => g,
+                };
+                (graph, range)
+            })
+            .collect();
+        // The file's line table, while each line states at most one statement.
+        match (&mut merge.lines, &chunk.hashes) {
+            (Some(lines), Some(hashes)) => {
                 lines.extend(quads_of_lines(hashes, &runs, &chunk.triples));
             }
-            for (graph, range) in &runs {
-                let graph = *graph;
-                let slot = self.graph_slot(graph);
-                let triples = &mut self.graphs[slot].1;
-                if runs.len() == 1 && triples.is_empty() {
-                    // The range is one graph's first triples: they move, uncopied, with room for the later
-                    // ranges' (most files are one graph).
-                    *triples = std::mem::take(&mut chunk.triples);
-                    triples.reserve(later);
-                } else {
-                    triples.extend_from_slice(&chunk.triples[range.clone()]);
-                }
+            (lines, None) => *lines = None,
+            _ => {}
+        }
+        for (graph, range) in &runs {
+            let slot = self.graph_slot(*graph);
+            let triples = &mut self.graphs[slot].1;
+            if runs.len() == 1 && triples.is_empty() {
+                // The range is one graph's first triples: they move, uncopied, with room for the later ranges'
+                // (most files are one graph).
+                *triples = std::mem::take(&mut chunk.triples);
+                triples.reserve(later);
+            } else {
+                triples.extend_from_slice(&chunk.triples[range.clone()]);
             }
         }
         if self.dict.len() > super::TERM_LIMIT {
@@ -295,8 +317,12 @@ impl Loader {
                 limit: super::TERM_LIMIT as u64,
             });
         }
-        self.table = lines.map(LineTable::from_entries);
         Ok(())
+    }
+
+    /// Ends a file's merging: its line table kept, when it has one.
+    pub(super) fn merge_finish(&mut self, merge: Merge) {
+        self.table = merge.lines.map(LineTable::from_entries);
     }
 
     /// Interns a range's terms in the order of their local ids (the order of their first appearance), so ids

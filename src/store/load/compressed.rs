@@ -2,8 +2,10 @@
 //! line-aligned blocks while the others parse the blocks ([`Statements`]), merged in document order as the
 //! ranges of a plain file are.
 
+use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use rayon::prelude::*;
@@ -18,9 +20,17 @@ pub(super) const BLOCK: usize = 4 << 20;
 
 /// Reads `reader` into blocks of about `size` bytes that end at a line break (the last may not), numbered in
 /// order, until it ends, fails, or nobody takes the blocks any more.
-fn blocks(mut reader: impl Read, size: usize, tx: &mpsc::SyncSender<io::Result<(usize, Vec<u8>)>>) {
+fn blocks(
+    mut reader: impl Read,
+    size: usize,
+    stop: &AtomicBool,
+    tx: &mpsc::SyncSender<io::Result<(usize, Vec<u8>)>>,
+) {
     let mut carry: Vec<u8> = Vec::new();
     for k in 0.. {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
         let mut block = Vec::with_capacity(size + carry.len());
         block.append(&mut carry);
         let ended = loop {
@@ -76,26 +86,47 @@ impl Loader {
         // No line table: a compressed file is compared with a state by reading it whole.
         let flags = (self.lenient, false);
         let with_graphs = format == DataFormat::NQuads;
-        let (tx, rx) = mpsc::sync_channel(2);
-        let parsed: io::Result<Vec<(usize, Option<Statements>)>> = std::thread::scope(|scope| {
-            scope.spawn(move || blocks(reader, size, &tx));
-            rx.into_iter()
-                .par_bridge()
-                .map(|block| block.map(|(k, text)| (k, statements_of(flags, with_graphs, &text))))
-                .collect()
+        let stop = AtomicBool::new(false);
+        let (to_parse, blocks_in) = mpsc::sync_channel(2);
+        let (parsed_out, parsed) = mpsc::channel::<io::Result<(usize, Option<Statements>)>>();
+        let stop = &stop;
+        let merged = std::thread::scope(|scope| -> Result<bool, LoadError> {
+            scope.spawn(move || blocks(reader, size, stop, &to_parse));
+            scope.spawn(move || {
+                blocks_in.into_iter().par_bridge().for_each(|block| {
+                    let parsed =
+                        block.map(|(k, text)| (k, statements_of(flags, with_graphs, &text)));
+                    let _ = parsed_out.send(parsed);
+                });
+            });
+            // Merged in order as they are parsed: block k waits in `early` until every block before it is in.
+            let mut merge = self.merge_start();
+            let mut early: BTreeMap<usize, Statements> = BTreeMap::new();
+            let mut next = 0;
+            let outcome = (|| {
+                for message in parsed.iter() {
+                    let (k, chunk) = message.map_err(|e| super::io_error(name, e))?;
+                    let Some(chunk) = chunk else {
+                        return Ok(false);
+                    };
+                    early.insert(k, chunk);
+                    while let Some(chunk) = early.remove(&next) {
+                        self.merge_chunk(&mut merge, name, chunk, 0)?;
+                        next += 1;
+                    }
+                }
+                Ok(true)
+            })();
+            // On a failure the reader stops at its next block; what is parsed by then goes unmerged.
+            stop.store(true, Ordering::Relaxed);
+            drop(parsed);
+            if outcome.as_ref().is_ok_and(|&done| done) {
+                self.merge_finish(merge);
+            }
+            outcome
         });
         progress.end();
-        let mut parsed = parsed.map_err(|e| super::io_error(name, e))?;
-        parsed.sort_unstable_by_key(|(k, _)| *k);
-        let Some(chunks) = parsed
-            .into_iter()
-            .map(|(_, s)| s)
-            .collect::<Option<Vec<_>>>()
-        else {
-            return Ok(false);
-        };
-        self.merge_chunks(name, chunks)?;
-        Ok(true)
+        merged
     }
 }
 
@@ -111,7 +142,7 @@ mod tests {
         let long = "x".repeat(100);
         let text = format!("a\nbb\n{long}\nccc\nd");
         let (tx, rx) = mpsc::sync_channel(64);
-        blocks(text.as_bytes(), 8, &tx);
+        blocks(text.as_bytes(), 8, &AtomicBool::new(false), &tx);
         drop(tx);
         let got: Vec<(usize, Vec<u8>)> = rx.into_iter().map(Result::unwrap).collect();
         assert_eq!(
