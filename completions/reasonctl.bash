@@ -516,7 +516,7 @@ _reasonctl() {
                     return 0
                     ;;
                 --format)
-                    COMPREPLY=($(compgen -W "json xml csv tsv nt nquads turtle trig" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json xml csv tsv nt nquads turtle trig" -- "${cur}"))
                     return 0
                     ;;
                 --output)

@@ -87,7 +87,8 @@ nquads\t'N-Quads (`.nq`), RDF 1.2'
 rdfxml\t'RDF/XML (`.rdf`, `.owl`, `.xml`)'
 jsonld\t'JSON-LD (`.jsonld`)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l base -d 'The base IRI for the data and the query (default: each file\'s own file:// IRI)' -r
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l format -d 'Answer syntax (default: json for SELECT and ASK, nt for CONSTRUCT and DESCRIBE)' -r -f -a "json\t'SPARQL 1.1 Query Results JSON (SELECT, ASK)'
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l format -d 'Answer syntax (default: json for SELECT and ASK, nt for CONSTRUCT and DESCRIBE)' -r -f -a "table\t'An aligned text table for people (SELECT, ASK), IRIs compacted with the query\'s prefixes; the default for SELECT and ASK on a terminal'
+json\t'SPARQL 1.1 Query Results JSON (SELECT, ASK)'
 xml\t'SPARQL Query Results XML (SELECT, ASK)'
 csv\t'SPARQL 1.1 Query Results CSV (SELECT, ASK)'
 tsv\t'SPARQL 1.1 Query Results TSV (SELECT, ASK)'

@@ -170,6 +170,8 @@ pub struct QuerySettings {
     pub query: QueryInput,
     /// The answer syntax (`None`: by query form).
     pub format: Option<AnswerFormat>,
+    /// Whether the answer goes to a terminal (SELECT and ASK are then a table by default).
+    pub terminal: bool,
     /// A file to write to instead of stdout.
     pub output: Option<std::path::PathBuf>,
     /// Print the plan instead of the answer.
@@ -891,23 +893,26 @@ fn run_query(
                     .as_bytes(),
             );
         }
+        // SELECT and ASK: JSON, or a table on a terminal; CONSTRUCT and DESCRIBE: N-Triples.
+        let solutions = settings.format.unwrap_or(if settings.terminal {
+            AnswerFormat::Table
+        } else {
+            AnswerFormat::Json
+        });
         match &outcome.answer {
-            Answer::Solutions { vars, rows } => {
-                let f = settings
-                    .format
-                    .unwrap_or(AnswerFormat::Json)
-                    .results()
-                    .expect("checked below");
-                results::write_solutions(&outcome.terms, vars, rows, f, out).map(|_| ())
-            }
-            Answer::Boolean(b) => {
-                let f = settings
-                    .format
-                    .unwrap_or(AnswerFormat::Json)
-                    .results()
-                    .expect("checked below");
-                results::write_boolean(*b, f, out).map(|_| ())
-            }
+            Answer::Solutions { vars, rows } => match solutions.results() {
+                Some(f) => results::write_solutions(&outcome.terms, vars, rows, f, out).map(|_| ()),
+                None => {
+                    // The query's prefixes first, then the data's.
+                    let mut prefixes = crate::rules::sparql::scan::prefixes(&q.text);
+                    prefixes.extend(store.prefixes.iter().cloned());
+                    results::write_table(&outcome.terms, &prefixes, vars, rows, out).map(|_| ())
+                }
+            },
+            Answer::Boolean(b) => match solutions.results() {
+                Some(f) => results::write_boolean(*b, f, out).map(|_| ()),
+                None => writeln!(out, "{b}"),
+            },
             Answer::Triples(t) => {
                 let f = settings
                     .format
@@ -922,8 +927,8 @@ fn run_query(
         let (ok, form) = match (&outcome.answer, settings.format) {
             (_, None) => (true, ""),
             (Answer::Triples(_), Some(f)) => (f.rdf().is_some(), "CONSTRUCT or DESCRIBE"),
-            (Answer::Boolean(_), Some(f)) => (f.results().is_some(), "ASK"),
-            (Answer::Solutions { .. }, Some(f)) => (f.results().is_some(), "SELECT"),
+            (Answer::Boolean(_), Some(f)) => (f.answers_solutions(), "ASK"),
+            (Answer::Solutions { .. }, Some(f)) => (f.answers_solutions(), "SELECT"),
         };
         if !ok {
             return Err(Failure::input(AnswerFormatError {
@@ -933,6 +938,12 @@ fn run_query(
         }
     }
     control::enter(Phase::Output);
+    // Every answer ends with a line break (the JSON and XML writers end without one).
+    let write = |out: &mut dyn Write| -> std::io::Result<()> {
+        let mut ended = output::LineEnded::new(out);
+        write(&mut ended)?;
+        ended.finish()
+    };
     match &settings.output {
         Some(path) => files::write_atomically(path, |w| write(w)).map_err(|e| {
             Failure::from(output::OutputError::Write {

@@ -73,6 +73,41 @@ impl OutputError {
     }
 }
 
+/// A writer that remembers whether what it wrote ends with a line break, and ends it with one when not.
+pub struct LineEnded<W: Write> {
+    inner: W,
+    last: Option<u8>,
+}
+
+impl<W: Write> LineEnded<W> {
+    /// Wraps a writer.
+    pub fn new(inner: W) -> Self {
+        Self { inner, last: None }
+    }
+
+    /// Writes a line break unless nothing was written or it already ends with one.
+    pub fn finish(mut self) -> io::Result<()> {
+        if self.last.is_some_and(|b| b != b'\n') {
+            self.inner.write_all(b"\n")?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Write for LineEnded<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        if n > 0 {
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// Writes quads (in output order, see [`rdf::sort_quads`]) to a target, in a syntax, compressed or not.
 pub fn write_dataset(
     dict: &(impl TermSource + Sync + ?Sized),

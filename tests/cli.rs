@@ -675,3 +675,37 @@ fn lenient_loads_an_iri_the_validating_parser_refuses_and_still_fails_on_syntax(
         .code(2)
         .stderr(predicates::str::contains("data.nt:1:"));
 }
+
+#[test]
+fn select_on_a_terminal_is_a_table_and_elsewhere_json_ending_with_a_line_break() {
+    let data = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/query/table-with-prefixes/data.trig"
+    );
+    let query = "PREFIX ex: <http://example.org/> SELECT ?s WHERE { ?s a ?c } ORDER BY ?s LIMIT 2";
+    let piped = reasonctl()
+        .args(["query", "-q", data, "--query", query])
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(0));
+    assert!(piped.stdout.starts_with(b"{\"head\""), "{:?}", piped.stdout);
+    assert!(piped.stdout.ends_with(b"}\n"), "{:?}", piped.stdout);
+    // On a terminal (util-linux `script` gives one), the default is the table.
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    let on_tty = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{bin} query -q {data} --query '{query}'"),
+            "/dev/null",
+        ])
+        .output();
+    match on_tty {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+            assert_eq!(text, "?s\n--------\nex:alice\nex:bob\n(2 rows)\n");
+        }
+        Err(e) => {
+            eprintln!("no `script` to give a terminal ({e}): the table default is not checked here")
+        }
+    }
+}

@@ -272,6 +272,7 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         load,
         query: input,
         format: args.format,
+        terminal: args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
         output: args.output,
         explain_plan: args.explain_plan,
         timeout,

@@ -235,7 +235,7 @@ fn predicate(
 
 /// A term in Turtle: an IRI as a prefixed name where the local part is plainly one, else in full; a triple term
 /// part by part; a literal or blank node as N-Triples writes it (also Turtle).
-fn term(
+pub(super) fn term(
     text: &mut String,
     dict: &(impl TermSource + ?Sized),
     prefixes: &[(String, String)],

@@ -14,6 +14,9 @@ use super::rdf::{self, RdfOutputFormat};
 /// The syntax of a query's answer.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum AnswerFormat {
+    /// An aligned text table for people (SELECT, ASK), IRIs compacted with the query's prefixes; the default
+    /// for SELECT and ASK on a terminal.
+    Table,
     /// SPARQL 1.1 Query Results JSON (SELECT, ASK).
     Json,
     /// SPARQL Query Results XML (SELECT, ASK).
@@ -35,7 +38,12 @@ pub enum AnswerFormat {
 }
 
 impl AnswerFormat {
-    /// The results format, for SELECT and ASK.
+    /// Whether it writes SELECT and ASK answers.
+    pub fn answers_solutions(self) -> bool {
+        self == AnswerFormat::Table || self.results().is_some()
+    }
+
+    /// The results format, for SELECT and ASK (none for the table).
     pub fn results(self) -> Option<QueryResultsFormat> {
         Some(match self {
             AnswerFormat::Json => QueryResultsFormat::Json,
@@ -82,6 +90,61 @@ pub fn write_solutions<W: Write>(
         ser.serialize(bindings.iter().map(|(v, t)| (v.as_ref(), t.as_ref())))?;
     }
     ser.finish()
+}
+
+/// Writes SELECT solutions as a table: a header of the variables, a rule, a row per solution, each column as
+/// wide as its widest cell (terms in Turtle, IRIs compacted with `prefixes`, unbound cells empty), then the count.
+pub fn write_table<W: Write>(
+    terms: &(impl TermSource + ?Sized),
+    prefixes: &[(String, String)],
+    vars: &[String],
+    rows: &Rows,
+    mut out: W,
+) -> io::Result<W> {
+    let header: Vec<String> = vars.iter().map(|v| format!("?{v}")).collect();
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    for row in rows.iter() {
+        cells.push(
+            row.iter()
+                .take(vars.len())
+                .map(|&id| {
+                    let mut text = String::new();
+                    if id != ROW_UNBOUND {
+                        super::annotated::term(&mut text, terms, prefixes, id);
+                    }
+                    text
+                })
+                .collect(),
+        );
+    }
+    let width = |c: &str| c.chars().count();
+    let widths: Vec<usize> = (0..vars.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| width(&r[i]))
+                .chain([width(&header[i])])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |row: &[String], out: &mut W| -> io::Result<()> {
+        let mut text = String::new();
+        for (cell, w) in row.iter().zip(&widths) {
+            text.push_str(cell);
+            text.extend(std::iter::repeat_n(' ', w - width(cell) + 2));
+        }
+        writeln!(out, "{}", text.trim_end())
+    };
+    line(&header, &mut out)?;
+    let rule: Vec<String> = widths.iter().map(|&w| "-".repeat(w)).collect();
+    line(&rule, &mut out)?;
+    for row in &cells {
+        line(row, &mut out)?;
+    }
+    let n = cells.len();
+    writeln!(out, "({n} {})", if n == 1 { "row" } else { "rows" })?;
+    Ok(out)
 }
 
 /// Writes an ASK answer.

@@ -130,6 +130,29 @@ fn tokens(text: &str) -> impl Iterator<Item = (Range<usize>, Kind)> + '_ {
     })
 }
 
+/// The prefixes a SPARQL text declares (`PREFIX name: <iri>`, the name without its colon), in order; a later
+/// declaration of a name replaces the earlier one. Relative IRIs are left as written.
+pub fn prefixes(text: &str) -> Vec<(String, String)> {
+    let all: Vec<(Range<usize>, Kind)> = tokens(text).collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for w in all.windows(3) {
+        let [(k, Kind::Name), (name, Kind::Name), (iri, Kind::Iri)] = w else {
+            continue;
+        };
+        let (keyword, name, iri) = (&text[k.clone()], &text[name.clone()], &text[iri.clone()]);
+        let Some(name) = name.strip_suffix(':') else {
+            continue;
+        };
+        if !keyword.eq_ignore_ascii_case("prefix") || name.contains(':') {
+            continue;
+        }
+        let iri = iri[1..iri.len() - 1].to_owned();
+        out.retain(|(n, _)| n != name);
+        out.push((name.to_owned(), iri));
+    }
+    out
+}
+
 /// A name does not end with `.` (that dot ends a triple).
 fn trim_dots(bytes: &[u8], start: usize, mut end: usize) -> usize {
     while end > start + 1 && bytes[end - 1] == b'.' {
@@ -674,6 +697,19 @@ pub fn forget_deep<T>(value: T) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn declared_prefixes_are_read_in_order_and_comments_and_strings_are_not() {
+        let text = "# PREFIX no: <http://no/>\nprefix ex: <http://e/> PREFIX : <http://d/>\n\
+                    SELECT * WHERE { ?s ?p \"PREFIX str: <http://s/>\" } PREFIX ex: <http://e2/>";
+        assert_eq!(
+            prefixes(text),
+            [
+                (String::new(), "http://d/".to_owned()),
+                ("ex".to_owned(), "http://e2/".to_owned())
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]
