@@ -218,6 +218,15 @@ fn compressed_output_decompresses_to_the_plain_output() {
     assert!(decompress(Codec::Gzip, &out) == plain);
 }
 
+/// `materialize FILE --rules rules.rq` in `dir`, which must exit 2 naming the file: its standard error.
+fn fails(dir: &Path, file: &str) -> String {
+    let out = run(dir, &["materialize", file, "--rules", "rules.rq"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+    assert!(err.contains(file), "{file}: {err}");
+    err
+}
+
 #[test]
 fn cut_short_or_damaged_compressed_data_is_an_error_with_the_file_and_byte() {
     let text = chain(3_000);
@@ -234,23 +243,17 @@ fn cut_short_or_damaged_compressed_data_is_an_error_with_the_file_and_byte() {
         }
         let bad = format!("bad.ttl.{}", codec.extension());
         fs::write(d.join(&bad), &damaged).unwrap();
-        let out = run(d, &["materialize", &cut, "--rules", "rules.rq"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cut}: {err}");
+        let err = fails(d, &cut);
         assert!(err.contains("reasonctl::load::compressed"), "{cut}: {err}");
-        assert!(err.contains(cut.as_str()), "{cut}: {err}");
         assert!(err.contains("by byte"), "{cut}: {err}");
         assert!(err.contains(codec.name()), "{cut}: {err}");
         // Damage inside a stream may decompress to text that does not parse before the codec's checksum says
         // so: either way the load stops, naming the file.
-        let out = run(d, &["materialize", &bad, "--rules", "rules.rq"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        let err = fails(d, &bad);
         assert!(
             err.contains("reasonctl::load::compressed") || err.contains("reasonctl::load::syntax"),
             "{bad}: {err}"
         );
-        assert!(err.contains(bad.as_str()), "{bad}: {err}");
     }
     // A syntax error inside a compressed file is placed in the decompressed text.
     let broken = format!("{}<http://example.org/x> oops .\n", chain(2));

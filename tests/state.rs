@@ -999,11 +999,9 @@ proptest::proptest! {
     }
 }
 
-/// `materialize data.nt --rules rules.rq --state st --stats s.json` in `dir`: its output, exit code, stderr and
-/// statistics (none when it failed).
-fn dump_run(dir: &Path) -> (Output, Option<serde_json::Value>) {
-    let _ = fs::remove_file(dir.join("s.json"));
-    let out = run(
+/// `materialize data.nt --rules rules.rq --state st --stats s.json` in `dir`.
+fn dump_run(dir: &Path) -> Output {
+    run(
         dir,
         &[
             "materialize",
@@ -1017,9 +1015,14 @@ fn dump_run(dir: &Path) -> (Output, Option<serde_json::Value>) {
             "--stats",
             "s.json",
         ],
-    );
-    let stats = (out.status.code() == Some(0)).then(|| json(dir, "s.json"));
-    (out, stats)
+    )
+}
+
+/// [`dump_run`], which must succeed: its output and statistics.
+fn dump_ok(dir: &Path) -> (String, serde_json::Value) {
+    let out = dump_run(dir);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (stdout(&out), json(dir, "s.json"))
 }
 
 /// The output of a run from scratch over `data.nt` in `dir`.
@@ -1057,9 +1060,8 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
     )
     .unwrap();
     fs::write(d.join("data.nt"), NT).unwrap();
-    let (first, stats) = dump_run(d);
-    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    assert_eq!(stats.unwrap()["mode"], "full");
+    let (_, stats) = dump_ok(d);
+    assert_eq!(stats["mode"], "full");
     assert!(d.join("st/lines.bin").is_file());
 
     // One line gone (b p c is stated twice: one copy goes, the fact stays), one line new, the rest moved.
@@ -1067,28 +1069,25 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
         <http://example.org/d> <http://example.org/p> <http://example.org/e> .\n\
         <http://example.org/b> <http://example.org/p> <http://example.org/c> .\n";
     fs::write(d.join("data.nt"), changed).unwrap();
-    let (out, stats) = dump_run(d);
-    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    let (out, stats) = dump_ok(d);
     assert_eq!(stats["mode"], "incremental", "{stats}");
     assert_eq!(stats["lines_compared"]["new"], 1, "{stats}");
     assert_eq!(stats["lines_compared"]["gone"], 1, "{stats}");
     assert_eq!(stats["asserted_removed"], 1, "{stats}");
     assert_eq!(stats["asserted_added"], 1, "{stats}");
-    assert_eq!(stdout(&out), fresh_nt(d));
+    assert_eq!(out, fresh_nt(d));
 
     // A new line with a blank node: its label names the file's node, which only a whole read knows.
     let blank = format!("{changed}_:x <http://example.org/p> <http://example.org/a> .\n");
     fs::write(d.join("data.nt"), &blank).unwrap();
-    let (out, stats) = dump_run(d);
-    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    let (_, stats) = dump_ok(d);
     assert!(stats["lines_compared"].is_null(), "{stats}");
     assert_eq!(stats["mode"], "incremental", "{stats}");
     // The whole read kept the tables: the next change is compared again, the blank node's line unchanged.
     let more =
         format!("{blank}<http://example.org/e> <http://example.org/p> <http://example.org/f> .\n");
     fs::write(d.join("data.nt"), &more).unwrap();
-    let (out, stats) = dump_run(d);
-    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    let (_, stats) = dump_ok(d);
     assert_eq!(stats["lines_compared"]["new"], 1, "{stats}");
     assert_eq!(stats["asserted_added"], 1, "{stats}");
 
@@ -1099,7 +1098,7 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
         format!("{more}<http://example.org/x> oops .\n"),
     )
     .unwrap();
-    let (out, _) = dump_run(d);
+    let out = dump_run(d);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("data.nt:6:"), "{}", stderr(&out));
     assert_eq!(fs::read(d.join("st/manifest.json")).unwrap(), kept);
@@ -1107,10 +1106,9 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
     // Damaged line tables are a cache that is not used: the dump is read whole, to the same facts.
     fs::write(d.join("data.nt"), NT).unwrap();
     fs::write(d.join("st/lines.bin"), b"REASONCTL-LINES\n").unwrap();
-    let (out, stats) = dump_run(d);
-    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    let (out, stats) = dump_ok(d);
     assert!(stats["lines_compared"].is_null(), "{stats}");
-    assert_eq!(stdout(&out), fresh_nt(d));
+    assert_eq!(out, fresh_nt(d));
 
     // After a change set the data is no longer what the file says: the next dump is read whole.
     fs::write(
@@ -1121,8 +1119,7 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
     add_plus(d, &["--format", "nquads"]);
     assert!(!d.join("st/lines.bin").exists());
     fs::write(d.join("data.nt"), changed).unwrap();
-    let (out, stats) = dump_run(d);
-    let stats = stats.unwrap_or_else(|| panic!("{}", stderr(&out)));
+    let (out, stats) = dump_ok(d);
     assert!(stats["lines_compared"].is_null(), "{stats}");
-    assert_eq!(stdout(&out), fresh_nt(d));
+    assert_eq!(out, fresh_nt(d));
 }

@@ -74,6 +74,62 @@ enum Stopped {
 /// Bytes read at a time (a longer line grows the buffer).
 const READ: usize = 1 << 20;
 
+/// What [`read_lines`] hands its reader: a block just read (before its lines), or a line (without its line
+/// break and a CR LF's carriage return).
+pub(super) enum Piece<'a> {
+    /// A block of the range, as read.
+    Block(&'a [u8]),
+    /// A line.
+    Line(&'a [u8]),
+}
+
+/// Reads the byte range `start..end` of `path` in blocks, handing `each` every block and then its lines, until
+/// the range ends or `each` fails; `unreadable` makes the error of a failed read.
+pub(super) fn read_lines<E>(
+    path: &Path,
+    (start, end): (u64, u64),
+    progress: &dyn LoadProgress,
+    unreadable: impl Fn(io::Error) -> E,
+    mut each: impl FnMut(Piece<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut file = File::open(path).map_err(&unreadable)?;
+    file.seek(SeekFrom::Start(start)).map_err(&unreadable)?;
+    let mut reader = Counted {
+        inner: file.take(end - start),
+        progress,
+        pending: 0,
+    };
+    let mut buf = vec![0u8; READ];
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let read = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unreadable(e)),
+        };
+        if read > 0 {
+            each(Piece::Block(&buf[filled..filled + read]))?;
+        }
+        filled += read;
+        let mut at = 0;
+        while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
+            each(Piece::Line(strip_cr(&buf[at..at + len])))?;
+            at += len + 1;
+        }
+        if read == 0 {
+            if at < filled {
+                each(Piece::Line(strip_cr(&buf[at..filled])))?;
+            }
+            return Ok(());
+        }
+        buf.copy_within(at..filled, 0);
+        filled -= at;
+    }
+}
+
 /// Parses the byte range `start..end` of `path`, line by line.
 fn parse_range(
     (lenient, keep_lines): (bool, bool),
@@ -88,62 +144,37 @@ fn parse_range(
             source,
         })
     };
-    let mut file = File::open(path).map_err(unreadable)?;
-    file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
-    let mut reader = Counted {
-        inner: file.take(end - start),
-        progress,
-        pending: 0,
-    };
     let mut statements = Statements::new(lenient, format == DataFormat::NQuads);
     if keep_lines {
         statements.keep_lines();
     }
-    let mut buf = vec![0u8; READ];
-    let mut filled = 0;
-    loop {
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
-        }
-        let read = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(unreadable(e)),
-        };
-        if statements.triples.capacity() == 0 && filled == 0 && read > 0 {
-            // Reserve for the range's statements once, at the line length of its first block, instead of
-            // growing (and copying) as they come.
-            let lines = memchr::memchr_iter(b'\n', &buf[..read]).count().max(1) as u64;
-            let estimate = (end - start) * lines / read as u64;
-            statements
-                .triples
-                .reserve((estimate + estimate / 16) as usize);
-        }
-        filled += read;
-        let mut at = 0;
-        while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
-            statements
-                .line(strip_cr(&buf[at..at + len]))
-                .map_err(|_| Stopped::Syntax)?;
-            at += len + 1;
-        }
-        if read == 0 {
-            if at < filled {
-                statements
-                    .line(strip_cr(&buf[at..filled]))
-                    .map_err(|_| Stopped::Syntax)?;
+    read_lines(
+        path,
+        (start, end),
+        progress,
+        unreadable,
+        |piece| match piece {
+            Piece::Block(block) => {
+                if statements.triples.capacity() == 0 {
+                    // Reserve for the range's statements once, at the line length of its first block, instead of
+                    // growing (and copying) as they come.
+                    let lines = memchr::memchr_iter(b'\n', block).count().max(1) as u64;
+                    let estimate = (end - start) * lines / block.len() as u64;
+                    statements
+                        .triples
+                        .reserve((estimate + estimate / 16) as usize);
+                }
+                if statements.dict.len() > super::TERM_LIMIT {
+                    return Err(Stopped::Io(LoadError::TooManyTerms {
+                        file: path.display().to_string(),
+                        limit: super::TERM_LIMIT as u64,
+                    }));
+                }
+                Ok(())
             }
-            break;
-        }
-        if statements.dict.len() > super::TERM_LIMIT {
-            return Err(Stopped::Io(LoadError::TooManyTerms {
-                file: path.display().to_string(),
-                limit: super::TERM_LIMIT as u64,
-            }));
-        }
-        buf.copy_within(at..filled, 0);
-        filled -= at;
-    }
+            Piece::Line(line) => statements.line(line).map_err(|_| Stopped::Syntax),
+        },
+    )?;
     Ok(statements)
 }
 

@@ -8,8 +8,6 @@
 //! whose new lines hold a blank node, state two statements on a line or do not parse gives way to a whole read
 //! (which reports a syntax error where it is).
 
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hashbrown::HashSet;
 use rayon::prelude::*;
 
-use super::chunks::{self, quads_of_lines, strip_cr};
-use super::{Counted, DataFormat, LoadError, LoadOptions, LoadProgress, Loader, open};
+use super::chunks::{self, Piece, quads_of_lines, read_lines};
+use super::{DataFormat, LoadError, LoadOptions, LoadProgress, Loader, open};
 use crate::store::{Quad, QuadStore, TermId, Triple};
 
 /// The hash of a line's text, without its line break (and the carriage return of a CR LF one): XXH3, 128 bits,
@@ -178,26 +176,30 @@ fn scan_range(
     seen: &[AtomicBool],
     progress: &dyn LoadProgress,
 ) -> Result<Option<Fresh>, LoadError> {
-    let unreadable = |source| LoadError::Unreadable {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = File::open(path).map_err(unreadable)?;
-    file.seek(SeekFrom::Start(start)).map_err(unreadable)?;
-    let mut reader = Counted {
-        inner: file.take(end - start),
-        progress,
-        pending: 0,
+    /// Why a range stopped early.
+    enum Stop {
+        Failed(LoadError),
+        TooNew,
+    }
+    let unreadable = |source| {
+        Stop::Failed(LoadError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        })
     };
     let most = ((end - start) / 2).max(16 << 20);
     let mut fresh = Fresh {
         text: Vec::new(),
         hashes: Vec::new(),
     };
-    let line = |line: &[u8], fresh: &mut Fresh| {
-        let line = strip_cr(line);
+    let read = read_lines(path, (start, end), progress, unreadable, |piece| {
+        let line = match piece {
+            Piece::Block(_) if fresh.text.len() as u64 > most => return Err(Stop::TooNew),
+            Piece::Block(_) => return Ok(()),
+            Piece::Line(line) => line,
+        };
         if is_idle(line) {
-            return;
+            return Ok(());
         }
         let h = hash(line);
         let at = table.find(h);
@@ -210,35 +212,12 @@ fn scan_range(
                 seen[i].store(true, Ordering::Relaxed);
             }
         }
-    };
-    let mut buf = vec![0u8; 1 << 20];
-    let mut filled = 0;
-    loop {
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
-        }
-        let read = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(unreadable(e)),
-        };
-        filled += read;
-        let mut at = 0;
-        while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
-            line(&buf[at..at + len], &mut fresh);
-            at += len + 1;
-        }
-        if read == 0 {
-            if at < filled {
-                line(&buf[at..filled], &mut fresh);
-            }
-            break;
-        }
-        if fresh.text.len() as u64 > most {
-            return Ok(None);
-        }
-        buf.copy_within(at..filled, 0);
-        filled -= at;
+        Ok(())
+    });
+    match read {
+        Ok(()) => {}
+        Err(Stop::TooNew) => return Ok(None),
+        Err(Stop::Failed(e)) => return Err(e),
     }
     Ok(Some(fresh))
 }
