@@ -345,7 +345,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__lint)
-            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --deny-warnings --output --threads --quiet --help --version"
+            opts="-o -q -h -V --rules --rules-graph --data-format --base --format --deny-warnings --output --engine --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -379,6 +379,10 @@ _reasonctl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "memory dataflow" -- "${cur}"))
+                    return 0
+                    ;;
                 --threads)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -391,7 +395,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --compress --format --include-asserted --add --remove --diff --provenance --provenance-graph --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --compress --format --include-asserted --add --remove --diff --provenance --provenance-graph --engine --workers --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -442,6 +446,14 @@ _reasonctl() {
                     return 0
                     ;;
                 --provenance-graph)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "memory dataflow" -- "${cur}"))
+                    return 0
+                    ;;
+                --workers)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

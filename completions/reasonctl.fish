@@ -58,6 +58,9 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l diff
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l provenance -d 'Write a reifier for every derived fact naming the rule credited with it (`reasonctl:rule`); `premises` adds the premises of that derivation (`reasonctl:premise`). Give it after DATA, or as --provenance=premises' -r -f -a "rule\t'The rule credited with each derived fact'
 premises\t'The rule, and the premises of its derivation'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l provenance-graph -d 'With --provenance: write the provenance into the graph IRI instead of each fact\'s own graph' -r
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l engine -d 'memory: the planned in-memory executor (the default); dataflow: the program lowered to differential dataflow and run on --workers threads (for capacity; rules it cannot run yet are refused, see docs/scale-out.md)' -r -f -a "memory\t'The planned in-memory executor'
+dataflow\t'Differential dataflow on worker threads'"
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l workers -d 'With --engine dataflow: the worker threads (default: the machine\'s cores)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l rules-graph -d 'Take stored f:rule values from this named graph only' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand materialize" -l schedule -d 'staged: dependency stages, semi-naive inside recursive groups; whole-program: every rule whole every pass (the reference evaluation)' -r -f -a "staged\t'Stages producers first, recursive groups semi-naive'
@@ -131,6 +134,8 @@ complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l format -d '
 json\t'A JSON array, one object per finding'
 sarif\t'SARIF 2.1.0 (GitHub code scanning and other SARIF viewers)'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s o -l output -d 'Write the report to FILE (atomically) instead of stdout' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l engine -d 'Also check that the rules run on this engine of `materialize --engine` (dataflow: report what it does not run yet, as errors)' -r -f -a "memory\t'The planned in-memory executor'
+dataflow\t'Differential dataflow on worker threads'"
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l threads -d 'Worker threads, 1 to 256 (default: one per core). Output does not depend on it' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -l deny-warnings -d 'Treat warnings as errors (exit 1)'
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand lint" -s q -l quiet -d 'No progress bars'

@@ -127,6 +127,8 @@ pub struct LintSettings {
     pub deny_warnings: bool,
     /// A file to write to instead of stdout.
     pub output: Option<std::path::PathBuf>,
+    /// `--engine dataflow`: report what that engine does not run.
+    pub dataflow: bool,
 }
 
 /// Settings of `reasonctl deps`.
@@ -205,6 +207,8 @@ pub struct ReasoningSettings {
     pub refresh: bool,
     /// Record the rule that first derived each fact (`materialize --provenance`).
     pub track: bool,
+    /// `materialize --engine dataflow --workers N`: the worker threads (`None`: the in-memory engine).
+    pub dataflow: Option<usize>,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -574,11 +578,23 @@ fn reason(
             }
         }
     }
+    if settings.dataflow.is_some() {
+        let mut builder = Builder::new(&texts);
+        for u in datalog::dataflow::check(&program) {
+            findings.push(builder.error(RuleError::EngineUnsupported {
+                rule: u.rule,
+                construct: u.construct,
+            }));
+        }
+    }
     if !findings.is_empty() {
         return Err(rule_failure(findings));
     }
     control::enter(Phase::Reason);
     let options = run_options(settings, run, store);
+    if let Some(workers) = settings.dataflow {
+        return dataflow(store, settings, program, texts, workers, &options, stats);
+    }
     let outcome = if settings.owl2rl {
         datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
             for w in &done.unread_lists {
@@ -591,6 +607,62 @@ fn reason(
             .map(|(overlay, report)| (program, overlay, report))
     };
     let (program, overlay, report) = outcome.map_err(|e| run_failure(settings, e))?;
+    ran(settings, &report, stats)?;
+    Ok(Reasoned {
+        program,
+        overlay,
+        report: Some(report),
+        texts,
+    })
+}
+
+/// `--engine dataflow`: the checked program run by differential dataflow on `workers` threads. The store moves
+/// into an `Arc` the workers share for the run, and back after.
+fn dataflow(
+    store: &mut Store,
+    settings: &ReasoningSettings,
+    program: datalog::Program,
+    texts: Vec<rules::source::RuleText>,
+    workers: usize,
+    options: &datalog::Options,
+    stats: bool,
+) -> Result<Reasoned, Failure> {
+    let started = Instant::now();
+    let timeout = options.budget.timeout;
+    let df = datalog::dataflow::Settings {
+        workers,
+        now: options.now,
+        deadline: timeout.map(|t| started + t),
+        timeout,
+        max_facts: options.budget.max_facts,
+    };
+    let shared = std::sync::Arc::new(std::mem::take(store));
+    let outcome = datalog::dataflow::materialize(&program, shared.clone(), &df);
+    // The workers have ended (joined): the store is the run's alone again.
+    let Ok(back) = std::sync::Arc::try_unwrap(shared) else {
+        return Err(Failure {
+            exit_code: 1,
+            ..Failure::input(datalog::dataflow::DataflowError::Failed {
+                reason: "a worker still held the data after the run".to_owned(),
+            })
+        });
+    };
+    *store = back;
+    let overlay = outcome.map_err(|e| {
+        let exit_code = match e {
+            datalog::dataflow::DataflowError::Failed { .. } => 1,
+            _ => 3,
+        };
+        Failure {
+            exit_code,
+            ..Failure::input(e)
+        }
+    })?;
+    let report = RunReport {
+        derived: overlay.len(),
+        elapsed: started.elapsed(),
+        ..RunReport::default()
+    };
     ran(settings, &report, stats)?;
     Ok(Reasoned {
         program,
@@ -739,6 +811,17 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
         warnings: true,
     };
     let mut validation = lint::validate(&settings.rules, &mut store, checks);
+    if settings.dataflow {
+        let mut builder = Builder::new(&validation.texts);
+        for u in datalog::dataflow::check(&validation.program) {
+            validation
+                .findings
+                .push(builder.error(RuleError::EngineUnsupported {
+                    rule: u.rule,
+                    construct: u.construct,
+                }));
+        }
+    }
     if settings.deny_warnings {
         for f in &mut validation.findings {
             f.severity = lint::Severity::Error;

@@ -129,6 +129,16 @@ pub struct MaterializeArgs {
     #[arg(long, value_name = "IRI", requires = "provenance")]
     pub provenance_graph: Option<String>,
 
+    /// memory: the planned in-memory executor (the default); dataflow: the program lowered to differential
+    /// dataflow and run on --workers threads (for capacity; rules it cannot run yet are refused, see
+    /// docs/scale-out.md).
+    #[arg(long, value_name = "ENGINE", default_value = "memory", conflicts_with_all = ["state", "provenance", "owl2rl", "max_iterations"])]
+    pub engine: EngineArg,
+
+    /// With --engine dataflow: the worker threads (default: the machine's cores).
+    #[arg(long, value_name = "N", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub workers: Option<u32>,
+
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 
@@ -233,6 +243,15 @@ pub struct ReasoningArgs {
     pub refresh: bool,
 }
 
+/// `--engine`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// The planned in-memory executor.
+    Memory,
+    /// Differential dataflow on worker threads.
+    Dataflow,
+}
+
 /// `--schedule`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScheduleArg {
@@ -327,6 +346,11 @@ pub struct LintArgs {
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also check that the rules run on this engine of `materialize --engine` (dataflow: report what it does
+    /// not run yet, as errors).
+    #[arg(long, value_name = "ENGINE", default_value = "memory")]
+    pub engine: EngineArg,
 }
 
 /// `reasonctl deps`.

@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod closure;
+pub mod dataflow;
 pub mod delta;
 pub mod dependency;
 pub mod explain;

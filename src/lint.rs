@@ -468,7 +468,8 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::BadContext { rule, .. }
         | RuleError::JsonLdShape { rule, .. }
         | RuleError::HeadGraphAbsent { rule, .. }
-        | RuleError::Lower { rule, .. } => Some(rule),
+        | RuleError::Lower { rule, .. }
+        | RuleError::EngineUnsupported { rule, .. } => Some(rule),
         RuleError::DuplicateId { id, .. } | RuleError::ReservedId { id } => Some(id),
         RuleError::Unreadable { .. }
         | RuleError::StoredShape { .. }

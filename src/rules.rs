@@ -359,6 +359,17 @@ pub enum RuleError {
         /// The rule ids.
         rules: String,
     },
+    /// A construct `--engine dataflow` does not run yet.
+    #[error("rule {rule} uses {construct}, which --engine dataflow does not run yet")]
+    #[diagnostic(help(
+        "run this program with --engine memory (the default), or rewrite the rule without it; docs/scale-out.md lists what the dataflow engine runs"
+    ))]
+    EngineUnsupported {
+        /// The rule id.
+        rule: String,
+        /// The construct.
+        construct: &'static str,
+    },
 }
 
 /// `` `?a` is`` or `` `?a`, `?b` are``.

@@ -351,6 +351,7 @@ fn reasoning(
         state: args.state,
         refresh: args.refresh,
         track: false,
+        dataflow: None,
     })
 }
 
@@ -384,6 +385,12 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     let mut reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
     reasoning.track = args.provenance.is_some();
+    if args.engine == crate::cli::EngineArg::Dataflow {
+        reasoning.dataflow = Some(args.workers.map_or_else(
+            || std::thread::available_parallelism().map_or(1, usize::from),
+            |w| w as usize,
+        ));
+    }
     let changes = !(args.add.is_empty() && args.remove.is_empty());
     if changes && !sources.is_empty() {
         return Err(SettingsError::ChangeWithData);
@@ -556,5 +563,6 @@ fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
         format: args.format,
         deny_warnings: args.deny_warnings,
         output: args.output,
+        dataflow: args.engine == crate::cli::EngineArg::Dataflow,
     })
 }

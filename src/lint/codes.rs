@@ -63,6 +63,8 @@ pub const STORED_TWICE: &str = "reasonctl::rules::stored_twice";
 pub const UNSUPPORTED: &str = "reasonctl::rules::unsupported";
 /// Rules read NOW() and the run has no `--reasoning-time`.
 pub const CLOCK_WITHOUT_TIME: &str = "reasonctl::rules::clock_without_time";
+/// A construct `--engine dataflow` does not run yet.
+pub const ENGINE_UNSUPPORTED: &str = "reasonctl::rules::engine_unsupported";
 
 /// Warning: a body pattern names an IRI no fact has in that position and no rule derives.
 pub const NEVER_MATCHES: &str = "reasonctl::lint::never_matches";
@@ -150,6 +152,10 @@ pub const ALL: &[(&str, &str)] = &[
         "Rules read NOW() and the run has no `--reasoning-time`",
     ),
     (
+        ENGINE_UNSUPPORTED,
+        "A construct `--engine dataflow` does not run yet",
+    ),
+    (
         NEVER_MATCHES,
         "Warning: a body pattern names an IRI no fact has in that position and no rule derives",
     ),
@@ -206,6 +212,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::StoredTwice { .. } => STORED_TWICE,
         RuleError::Lower { .. } => UNSUPPORTED,
         RuleError::ClockWithoutTime { .. } => CLOCK_WITHOUT_TIME,
+        RuleError::EngineUnsupported { .. } => ENGINE_UNSUPPORTED,
     }
 }
 

@@ -1,0 +1,830 @@
+//! This module defines the dataflow engine (`materialize --engine dataflow`): the rule program lowered to
+//! differential-dataflow collections and run by timely dataflow on `--workers N` threads.
+//!
+//! ```text
+//! facts₀            = the asserted quads                          (one input collection, split over the workers)
+//! stage s, group G  = rules(G, factsₛ)                            (a group that does not read its own writes)
+//!                   | factsₛ.iterate(x ↦ distinct(rules(G, x) ∪ x))  (a recursive group: semi-naive, as differential
+//!                                                                    iterates on differences)
+//! factsₛ₊₁          = distinct(factsₛ ∪ every group's facts of stage s)
+//! derived           = facts_last − asserted
+//! ```
+//!
+//! A rule body lowers operator by operator: a triple pattern is a `flat_map` over the facts to rows, a join a
+//! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
+//! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
+//! on the shared variables, UNION a `concat`, VALUES a constant collection, a subquery's projection a `map`,
+//! DISTINCT a `distinct`. A row is a `Vec<u32>` as wide as the rule's variables, `u32::MAX` where unbound.
+//!
+//! Terms: the workers are threads of one process and share the loaded dictionary read-only, so every worker
+//! numbers terms alike and the output is the in-memory engine's, byte for byte. What would need a new term
+//! (BIND of a computed value, blank nodes or triple terms in heads, minted reifiers) or is not lowered yet
+//! (OPTIONAL, MINUS, property paths, GRAPH ?g over the dataset's names, ORDER BY / LIMIT, aggregates) is
+//! rejected up front by [`check`], never run by another engine in its place.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use differential_dataflow::VecCollection;
+use differential_dataflow::input::Input;
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::iterate::Iterate;
+use timely::progress::Timestamp;
+
+use crate::exec::ROW_UNBOUND;
+use crate::exec::datetime::DateTime;
+use crate::exec::eval::{Env, Eval};
+use crate::exec::terms::Terms;
+use crate::ir::lower::TemplateTerm;
+use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId, VarSet};
+use crate::rules::Rule;
+use crate::store::{Overlay, Store, TermId, TermRef, TermSource};
+
+use super::Program;
+
+/// A solution row: one cell per variable of the rule, [`UNBOUND`] where unbound.
+type Row = Vec<u32>;
+/// A quad as the dataflow carries it: graph, subject, predicate, object.
+type Q = [u32; 4];
+/// A group of rules of one stage, and whether it reads its own writes.
+type Group = (Vec<usize>, bool);
+
+const UNBOUND: u32 = ROW_UNBOUND.0;
+
+/// A construct the dataflow engine does not run: which rule, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The rule's id.
+    pub rule: String,
+    /// The construct, as a user wrote it.
+    pub construct: &'static str,
+}
+
+/// Why a dataflow run stopped without a result.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum DataflowError {
+    /// The run passed its `--timeout`.
+    #[error(
+        "the dataflow engine passed the time budget ({seconds:.1} s) before the fixpoint; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::timeout),
+        help(
+            "raise --timeout, or run with --engine memory, which stops at the budget with the facts derived so far"
+        )
+    )]
+    Timeout {
+        /// The budget, in seconds.
+        seconds: f64,
+    },
+    /// The run derived more than `--max-facts`.
+    #[error(
+        "the dataflow engine derived {derived} facts, past --max-facts {max}; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::max_facts),
+        help(
+            "raise --max-facts, or run with --engine memory, which stops at the budget with the facts derived so far"
+        )
+    )]
+    MaxFacts {
+        /// Facts derived.
+        derived: usize,
+        /// The budget.
+        max: usize,
+    },
+    /// Timely could not start or a worker failed.
+    #[error("the dataflow engine failed: {reason}")]
+    #[diagnostic(
+        code(reasonctl::dataflow::failed),
+        help(
+            "run with --engine memory; please report this with the rules and data that caused it"
+        )
+    )]
+    Failed {
+        /// What timely said.
+        reason: String,
+    },
+}
+
+/// How to run: workers, time, budgets.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Worker threads.
+    pub workers: usize,
+    /// What NOW() returns.
+    pub now: DateTime,
+    /// When the run must have ended.
+    pub deadline: Option<Instant>,
+    /// `--timeout`, for the message.
+    pub timeout: Option<std::time::Duration>,
+    /// `--max-facts`.
+    pub max_facts: Option<usize>,
+}
+
+/// The constructs of `program` this engine does not run, one per rule and construct, in rule order.
+pub fn check(program: &Program) -> Vec<Unsupported> {
+    let mut out = Vec::new();
+    for rule in &program.rules {
+        let mut found: Vec<&'static str> = Vec::new();
+        check_op(&rule.body, &mut found);
+        for head in &rule.heads {
+            for t in &head.terms {
+                match t {
+                    TemplateTerm::Const(_) | TemplateTerm::Var(_) => {}
+                    TemplateTerm::Blank(_) => found.push("a blank node in a rule head"),
+                    TemplateTerm::Triple(_) => found.push("a triple term in a rule head"),
+                    TemplateTerm::Reifier(_) => {
+                        found.push("an annotated rule head (a minted reifier)")
+                    }
+                }
+            }
+        }
+        let mut seen = Vec::new();
+        for construct in found {
+            if !seen.contains(&construct) {
+                seen.push(construct);
+                out.push(Unsupported {
+                    rule: rule.id.clone(),
+                    construct,
+                });
+            }
+        }
+    }
+    out
+}
+
+fn check_op(op: &Op, found: &mut Vec<&'static str>) {
+    match op {
+        Op::Empty | Op::Unit | Op::Values { .. } => {}
+        Op::Pattern(tp) => {
+            if tp.terms.iter().any(|t| matches!(t, PatternTerm::Triple(_))) {
+                found.push("a triple term in a triple pattern");
+            }
+        }
+        Op::Path { .. } => {
+            found.push("a property path (a closure, an alternative or a negated set)")
+        }
+        Op::GraphName(_) => found.push("GRAPH over the dataset's graph names"),
+        Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| check_op(o, found)),
+        Op::LeftJoin { .. } => found.push("OPTIONAL"),
+        Op::Minus { .. } => found.push("MINUS"),
+        Op::Filter { input, expr } => {
+            check_op(input, found);
+            match exists_of(expr) {
+                Some((inner, _)) => check_op(inner, found),
+                None if expr.has_exists() => {
+                    found.push("EXISTS inside a larger FILTER expression (only FILTER EXISTS and FILTER NOT EXISTS)")
+                }
+                None => {}
+            }
+        }
+        Op::Extend { input, expr, .. } => {
+            check_op(input, found);
+            if !matches!(expr, Expr::Var(_) | Expr::Const(_)) {
+                found.push("BIND of a computed value (it may need a new term)");
+            }
+        }
+        Op::Project { input, .. } | Op::Distinct(input) | Op::Reduced(input) => {
+            check_op(input, found)
+        }
+        Op::OrderBy { .. } | Op::Slice { .. } => {
+            found.push("ORDER BY, LIMIT or OFFSET in a subquery")
+        }
+        Op::Group { .. } => found.push("an aggregate (GROUP BY) in a subquery"),
+    }
+}
+
+/// `FILTER EXISTS { p }` (`true`) or `FILTER NOT EXISTS { p }` (`false`).
+fn exists_of(expr: &Expr) -> Option<(&Op, bool)> {
+    match expr {
+        Expr::Exists(p) => Some((p, true)),
+        Expr::Not(e) => match &**e {
+            Expr::Exists(p) => Some((p, false)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The variables every row of `op` binds.
+fn certain(op: &Op) -> VarSet {
+    match op {
+        Op::Empty | Op::Unit | Op::GraphName(_) | Op::Path { .. } => VarSet::new(),
+        Op::Pattern(tp) => tp.vars(),
+        Op::Join(ops) => {
+            let mut out = VarSet::new();
+            for o in ops {
+                out.extend(&certain(o));
+            }
+            out
+        }
+        Op::Union(ops) => {
+            let mut it = ops.iter().map(certain);
+            let first = it.next().unwrap_or_default();
+            it.fold(first, |acc, c| acc.intersection(&c))
+        }
+        Op::Values { vars, rows } => vars
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
+            .map(|(_, v)| *v)
+            .collect(),
+        Op::Filter { input, .. } | Op::Distinct(input) | Op::Reduced(input) => certain(input),
+        Op::Extend { input, var, expr } => {
+            let mut out = certain(input);
+            let bound = match expr {
+                Expr::Const(_) => true,
+                Expr::Var(v) => out.contains(*v),
+                _ => false,
+            };
+            if bound {
+                out.insert(*var);
+            }
+            out
+        }
+        Op::Project { input, vars } => {
+            let inner = certain(input);
+            vars.iter()
+                .copied()
+                .filter(|v| inner.contains(*v))
+                .collect()
+        }
+        Op::LeftJoin { left, .. } | Op::Minus { left, .. } => certain(left),
+        Op::OrderBy { input, .. } | Op::Slice { input, .. } => certain(input),
+        Op::Group { keys, .. } => keys.iter().copied().collect(),
+    }
+}
+
+/// The variables any row of `op` may bind.
+fn possible(op: &Op) -> VarSet {
+    op.vars()
+}
+
+/// What lowering reads in one scope: the facts so far and the one empty row.
+struct Cx<'s, T: Timestamp + Lattice> {
+    facts: VecCollection<'s, T, Q, isize>,
+    unit: VecCollection<'s, T, (), isize>,
+    store: Arc<Store>,
+    env: Rc<Env>,
+}
+
+impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
+    fn rows(&self, op: &Op, width: usize) -> VecCollection<'s, T, Row, isize> {
+        match op {
+            Op::Empty => self.unit.clone().flat_map(|()| None::<Row>),
+            Op::Unit => self.unit.clone().map(move |()| vec![UNBOUND; width]),
+            Op::Pattern(tp) => {
+                let tp = tp.clone();
+                self.facts
+                    .clone()
+                    .flat_map(move |q| match_pattern(&tp, q, width))
+            }
+            Op::Join(ops) => {
+                let mut acc: Option<(VecCollection<'s, T, Row, isize>, VarSet, VarSet)> = None;
+                for o in ops {
+                    let rows = self.rows(o, width);
+                    let (c, p) = (certain(o), possible(o));
+                    acc = Some(match acc {
+                        None => (rows, c, p),
+                        Some((left, lc, lp)) => {
+                            let joined = join(left, &lc, &lp, rows, &c, &p);
+                            let mut nc = lc;
+                            nc.extend(&c);
+                            let mut np = lp;
+                            np.extend(&p);
+                            (joined, nc, np)
+                        }
+                    });
+                }
+                acc.map_or_else(|| self.rows(&Op::Unit, width), |(rows, ..)| rows)
+            }
+            Op::Union(ops) => {
+                let mut out = self.rows(&Op::Empty, width);
+                for o in ops {
+                    out = out.concat(self.rows(o, width));
+                }
+                out
+            }
+            Op::Values { vars, rows } => {
+                let table: Vec<Row> = rows
+                    .iter()
+                    .map(|r| {
+                        let mut row = vec![UNBOUND; width];
+                        for (v, t) in vars.iter().zip(r) {
+                            row[v.index()] = t.map_or(UNBOUND, |t| t.0);
+                        }
+                        row
+                    })
+                    .collect();
+                self.unit.clone().flat_map(move |()| table.clone())
+            }
+            Op::Filter { input, expr } => {
+                let rows = self.rows(input, width);
+                if let Some((inner, keep)) = exists_of(expr) {
+                    let shared: Vec<VarId> = certain(input)
+                        .intersection(&certain(inner))
+                        .iter()
+                        .collect();
+                    // The pattern's rows, by the shared variables; the other variables it binds are its own (an
+                    // EXISTS pattern sees the outer row only through the shared ones, as the executor seeds it).
+                    let keys = self
+                        .rows(inner, width)
+                        .map({
+                            let shared = shared.clone();
+                            move |r| key(&r, &shared)
+                        })
+                        .distinct();
+                    let keyed = rows.map(move |r| (key(&r, &shared), r));
+                    return if keep {
+                        keyed.semijoin(keys).map(|(_, r)| r)
+                    } else {
+                        keyed.antijoin(keys).map(|(_, r)| r)
+                    };
+                }
+                let expr = expr.clone();
+                let store = self.store.clone();
+                let env = self.env.clone();
+                let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
+                rows.filter(move |r| {
+                    let mut row = buffer.borrow_mut();
+                    row.clear();
+                    row.extend(r.iter().map(|&t| TermId(t)));
+                    let terms = Terms::new(&store.dict);
+                    let eval = Eval {
+                        terms: &terms,
+                        env: &env,
+                        exists: &[],
+                    };
+                    eval.test(&expr, &row, 0)
+                })
+            }
+            Op::Extend { input, var, expr } => {
+                let (var, value) = (var.index(), expr.clone());
+                self.rows(input, width).map(move |mut r| {
+                    r[var] = match &value {
+                        Expr::Const(c) => c.0,
+                        Expr::Var(v) => r[v.index()],
+                        _ => unreachable!("check rejects computed BIND"),
+                    };
+                    r
+                })
+            }
+            Op::Project { input, vars } => {
+                let keep: Vec<usize> = vars.iter().map(|v| v.index()).collect();
+                self.rows(input, width).map(move |r| {
+                    let mut out = vec![UNBOUND; r.len()];
+                    for &i in &keep {
+                        out[i] = r[i];
+                    }
+                    out
+                })
+            }
+            Op::Distinct(input) | Op::Reduced(input) => self.rows(input, width).distinct(),
+            Op::Path { .. }
+            | Op::GraphName(_)
+            | Op::LeftJoin { .. }
+            | Op::Minus { .. }
+            | Op::OrderBy { .. }
+            | Op::Slice { .. }
+            | Op::Group { .. } => unreachable!("check rejects {op:?}"),
+        }
+    }
+
+    /// No facts.
+    fn rows_none(&self) -> VecCollection<'s, T, Q, isize> {
+        self.unit.clone().flat_map(|()| None::<Q>)
+    }
+
+    /// The facts one rule derives over this scope's facts.
+    fn rule(&self, rule: &Rule) -> VecCollection<'s, T, Q, isize> {
+        let width = rule.vars.len();
+        let heads: Vec<([TemplateTerm; 3], u32)> = rule
+            .heads
+            .iter()
+            .map(|h| (h.terms.clone(), h.graph.unwrap_or(TermId::DEFAULT_GRAPH).0))
+            .collect();
+        let store = self.store.clone();
+        self.rows(&rule.body, width).flat_map(move |r| {
+            let mut out: Vec<Q> = Vec::with_capacity(heads.len());
+            for (terms, g) in &heads {
+                let cell = |t: &TemplateTerm| match t {
+                    TemplateTerm::Const(c) => Some(c.0),
+                    TemplateTerm::Var(v) => Some(r[v.index()]).filter(|&x| x != UNBOUND),
+                    _ => None,
+                };
+                let (Some(s), Some(p), Some(o)) =
+                    (cell(&terms[0]), cell(&terms[1]), cell(&terms[2]))
+                else {
+                    continue;
+                };
+                // Subjects are IRIs or blank nodes, predicates IRIs (as `query::instantiate` checks).
+                let dict = &store.dict;
+                if !matches!(dict.term(TermId(s)), TermRef::Iri(_) | TermRef::Blank(_))
+                    || !matches!(dict.term(TermId(p)), TermRef::Iri(_))
+                {
+                    continue;
+                }
+                out.push([*g, s, p, o]);
+            }
+            out
+        })
+    }
+}
+
+/// The row of a triple pattern over one quad, if it matches.
+fn match_pattern(tp: &TriplePattern, [g, s, p, o]: Q, width: usize) -> Option<Row> {
+    let mut row = vec![UNBOUND; width];
+    let bind = |v: VarId, value: u32, row: &mut Row| -> bool {
+        let cell = &mut row[v.index()];
+        if *cell == UNBOUND {
+            *cell = value;
+            true
+        } else {
+            *cell == value
+        }
+    };
+    match tp.graph {
+        GraphTerm::Default => {
+            if g != TermId::DEFAULT_GRAPH.0 {
+                return None;
+            }
+        }
+        GraphTerm::Named(n) => {
+            if g != n.0 {
+                return None;
+            }
+        }
+        GraphTerm::Var(v) => {
+            if g == TermId::DEFAULT_GRAPH.0 || !bind(v, g, &mut row) {
+                return None;
+            }
+        }
+    }
+    for (t, value) in tp.terms.iter().zip([s, p, o]) {
+        match t {
+            PatternTerm::Const(c) => {
+                if c.0 != value {
+                    return None;
+                }
+            }
+            PatternTerm::Var(v) => {
+                if !bind(*v, value, &mut row) {
+                    return None;
+                }
+            }
+            PatternTerm::Triple(_) => return None,
+        }
+    }
+    Some(row)
+}
+
+fn key(row: &[u32], vars: &[VarId]) -> Vec<u32> {
+    vars.iter().map(|v| row[v.index()]).collect()
+}
+
+/// The natural join of two row collections: keyed by the variables both always bind, the variables either may
+/// bind checked after (compatible: equal, or unbound on one side).
+fn join<'s, T: Timestamp + Lattice>(
+    left: VecCollection<'s, T, Row, isize>,
+    left_certain: &VarSet,
+    left_possible: &VarSet,
+    right: VecCollection<'s, T, Row, isize>,
+    right_certain: &VarSet,
+    right_possible: &VarSet,
+) -> VecCollection<'s, T, Row, isize> {
+    let keyed: Vec<VarId> = left_certain.intersection(right_certain).iter().collect();
+    let maybe: Vec<usize> = left_possible
+        .intersection(right_possible)
+        .iter()
+        .filter(|v| !keyed.contains(v))
+        .map(VarId::index)
+        .collect();
+    let right_vars: Vec<usize> = right_possible.iter().map(VarId::index).collect();
+    let lk = keyed.clone();
+    let l = left.map(move |r| (key(&r, &lk), r));
+    let r = right.map(move |r| (key(&r, &keyed), r));
+    l.join_map(r, move |_, a: &Row, b: &Row| {
+        for &i in &maybe {
+            if a[i] != UNBOUND && b[i] != UNBOUND && a[i] != b[i] {
+                return None;
+            }
+        }
+        let mut out = a.clone();
+        for &i in &right_vars {
+            if out[i] == UNBOUND {
+                out[i] = b[i];
+            }
+        }
+        Some(out)
+    })
+    .flat_map(|r| r)
+}
+
+/// Runs `program` over `store`'s asserted facts on `settings.workers` threads; the derived facts. The caller
+/// has [`check`]ed the program.
+pub fn materialize(
+    program: &Program,
+    store: Arc<Store>,
+    settings: &Settings,
+) -> Result<Overlay, DataflowError> {
+    let rules: Arc<Vec<Rule>> = Arc::new(program.rules.clone());
+    // Groups by stage, each with its rules and whether it reads its own writes.
+    let deps = &program.deps;
+    let stages: Arc<Vec<Vec<Group>>> = Arc::new(
+        (0..deps.stage_count())
+            .map(|s| {
+                deps.stage(s)
+                    .map(|(_, g)| (g.rules.clone(), g.recursive))
+                    .collect()
+            })
+            .collect(),
+    );
+    let found: Arc<Mutex<Vec<Q>>> = Arc::new(Mutex::new(Vec::new()));
+    let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let workers = settings.workers.max(1);
+    let (now, deadline) = (settings.now, settings.deadline);
+    let shared = (store.clone(), found.clone(), timed_out.clone());
+    let guards = timely::execute(timely::Config::process(workers), move |worker| {
+        let (store, found, timed_out) = shared.clone();
+        // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
+        let env = Rc::new(Env::new(now, None));
+        let (index, peers) = (worker.index(), worker.peers());
+        let (mut facts_in, mut unit_in, probe) = worker.dataflow::<u64, _, _>(|scope| {
+            let (facts_in, asserted) = scope.new_collection::<Q, isize>();
+            let (unit_in, unit) = scope.new_collection::<(), isize>();
+            // Each stage's facts are deduplicated among themselves (a full `distinct` of every fact per stage would
+            // arrange the whole dataset once per stage); a fact derived again by a later stage only repeats in
+            // the collection (patterns are bags, heads sets), and the end deduplicates once.
+            let mut facts = asserted;
+            for stage in stages.iter() {
+                let mut derived = Vec::new();
+                for (group, recursive) in stage {
+                    if *recursive {
+                        // x = distinct(rules(G, facts ∪ x)), from x = ∅: iterated on differences (semi-naive).
+                        let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
+                        let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
+                        derived.push(facts.scope().iterate(move |inner, x| {
+                            let cx = Cx {
+                                facts: base.enter(inner).concat(x),
+                                unit: unit.enter(inner),
+                                store,
+                                env,
+                            };
+                            let mut out = cx.rows_none();
+                            for &r in &group {
+                                out = out.concat(cx.rule(&rules[r]));
+                            }
+                            out.distinct()
+                        }));
+                    } else {
+                        let cx = Cx {
+                            facts: facts.clone(),
+                            unit: unit.clone(),
+                            store: store.clone(),
+                            env: env.clone(),
+                        };
+                        for &r in group {
+                            derived.push(cx.rule(&rules[r]));
+                        }
+                    }
+                }
+                if !derived.is_empty() {
+                    let mut stage_facts = derived.remove(0);
+                    for d in derived {
+                        stage_facts = stage_facts.concat(d);
+                    }
+                    facts = facts.concat(stage_facts.distinct());
+                }
+            }
+            let facts = facts.distinct();
+            let sink = found.clone();
+            let probe = facts
+                .inspect(move |(q, _, diff)| {
+                    if *diff > 0 {
+                        sink.lock().expect("a worker panicked").push(*q);
+                    }
+                })
+                .probe()
+                .0;
+            (facts_in, unit_in, probe)
+        });
+        // Each worker feeds its share of the asserted facts.
+        for (g, index_of) in store.quads.graphs() {
+            for (i, &[s, p, o]) in index_of.triples().iter().enumerate() {
+                if i % peers == index {
+                    facts_in.insert([g.0, s.0, p.0, o.0]);
+                }
+            }
+        }
+        if index == 0 {
+            unit_in.insert(());
+        }
+        facts_in.advance_to(1);
+        unit_in.advance_to(1);
+        facts_in.flush();
+        unit_in.flush();
+        drop((facts_in, unit_in));
+        while probe.less_than(&1) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                break;
+            }
+            if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            worker.step();
+        }
+    })
+    .map_err(|reason| DataflowError::Failed { reason })?;
+    for r in guards.join() {
+        r.map_err(|reason| DataflowError::Failed { reason })?;
+    }
+    if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(DataflowError::Timeout {
+            seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
+        });
+    }
+    let mut quads: Vec<Q> = std::mem::take(&mut *found.lock().expect("a worker panicked"));
+    quads.sort_unstable();
+    quads.dedup();
+    let mut overlay = Overlay::new();
+    let mut derived = 0usize;
+    for chunk in quads.chunk_by(|a, b| a[0] == b[0]) {
+        let g = TermId(chunk[0][0]);
+        let asserted = store.quads.graph(g);
+        let triples: Vec<[TermId; 3]> = chunk
+            .iter()
+            .map(|&[_, s, p, o]| [TermId(s), TermId(p), TermId(o)])
+            .filter(|t| !asserted.is_some_and(|i| i.contains(*t)))
+            .collect();
+        derived += triples.len();
+        overlay.add(g, triples);
+    }
+    if let Some(max) = settings.max_facts {
+        if derived > max {
+            return Err(DataflowError::MaxFacts { derived, max });
+        }
+    }
+    Ok(overlay)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::{Origin, sparql};
+    use crate::store::load::{DataFormat, Loader, NoProgress};
+
+    /// `rules` (SPARQL, with the `:` prefix) over `data` (Turtle, with the `:` prefix), checked.
+    fn setup(data: &str, rules: &[&str]) -> (Program, Arc<Store>) {
+        let mut loader = Loader::new();
+        let data = format!("PREFIX : <http://e/>\n{data}");
+        loader
+            .load_reader(
+                "data",
+                data.as_bytes(),
+                DataFormat::Turtle,
+                None,
+                &NoProgress,
+            )
+            .expect("data");
+        let mut store = loader.finish();
+        let compiled = rules
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let origin = Origin::File {
+                    path: "r.rq".into(),
+                    offset: 0,
+                    prologue: 0,
+                };
+                let text = format!("PREFIX : <http://e/> {text}");
+                sparql::compile(&format!("r{i}"), origin, &text, &mut store.dict).expect("a rule")
+            })
+            .collect();
+        let program = Program::new(compiled);
+        assert!(check(&program).is_empty(), "{:?}", check(&program));
+        (program, Arc::new(store))
+    }
+
+    fn settings(workers: usize) -> Settings {
+        Settings {
+            workers,
+            now: DateTime::from_unix(0, 0),
+            deadline: None,
+            timeout: None,
+            max_facts: None,
+        }
+    }
+
+    const CHAIN: &str = ":a :edge :b . :b :edge :c . :c :edge :d .";
+    const REACH: &[&str] = &[
+        "CONSTRUCT { ?x :reach ?y } WHERE { ?x :edge ?y }",
+        "CONSTRUCT { ?x :reach ?z } WHERE { ?x :reach ?y . ?y :reach ?z }",
+    ];
+
+    // reach(x,z) :- reach(x,y), reach(y,z): 6 pairs over a 4-node chain, whatever the worker count.
+    #[test]
+    fn a_recursive_group_reaches_its_fixpoint_on_one_and_two_workers() {
+        let (program, store) = setup(CHAIN, REACH);
+        for workers in [1, 2] {
+            let overlay = materialize(&program, store.clone(), &settings(workers)).expect("a run");
+            assert_eq!(overlay.len(), 6, "{workers} worker(s)");
+        }
+    }
+
+    #[test]
+    fn a_run_past_its_deadline_stops_with_the_timeout_error() {
+        let (program, store) = setup(CHAIN, REACH);
+        let run = Settings {
+            deadline: Some(Instant::now()),
+            timeout: Some(std::time::Duration::ZERO),
+            ..settings(2)
+        };
+        let err = materialize(&program, store, &run).expect_err("past the deadline");
+        assert!(matches!(err, DataflowError::Timeout { .. }), "{err:?}");
+        let code = miette::Diagnostic::code(&err).map(|c| c.to_string());
+        assert_eq!(code.as_deref(), Some("reasonctl::dataflow::timeout"));
+    }
+
+    #[test]
+    fn more_facts_than_max_facts_is_an_error_not_a_partial_result() {
+        let (program, store) = setup(CHAIN, REACH);
+        let run = Settings {
+            max_facts: Some(5),
+            ..settings(1)
+        };
+        let err = materialize(&program, store, &run).expect_err("6 facts > 5");
+        assert!(
+            matches!(err, DataflowError::MaxFacts { derived: 6, max: 5 }),
+            "{err:?}"
+        );
+        let code = miette::Diagnostic::code(&err).map(|c| c.to_string());
+        assert_eq!(code.as_deref(), Some("reasonctl::dataflow::max_facts"));
+    }
+
+    #[test]
+    fn a_failed_run_names_its_code_and_the_way_out() {
+        let err = DataflowError::Failed {
+            reason: "worker 1 panicked".into(),
+        };
+        let code = miette::Diagnostic::code(&err).map(|c| c.to_string());
+        assert_eq!(code.as_deref(), Some("reasonctl::dataflow::failed"));
+        let help = miette::Diagnostic::help(&err).map(|h| h.to_string());
+        assert!(help.is_some_and(|h| h.contains("--engine memory")));
+    }
+
+    #[test]
+    fn constructs_the_engine_does_not_run_are_named_per_rule() {
+        let mut loader = Loader::new();
+        loader
+            .load_reader("d", "".as_bytes(), DataFormat::Turtle, None, &NoProgress)
+            .expect("data");
+        let mut store = loader.finish();
+        let rule = |id: &str, text: &str, store: &mut Store| {
+            let origin = Origin::File {
+                path: "r.rq".into(),
+                offset: 0,
+                prologue: 0,
+            };
+            let text = format!("PREFIX : <http://e/> {text}");
+            sparql::compile(id, origin, &text, &mut store.dict).expect("a rule")
+        };
+        let program = Program::new(vec![
+            rule(
+                "path",
+                "CONSTRUCT { ?x :q ?y } WHERE { ?x :p+ ?y }",
+                &mut store,
+            ),
+            rule(
+                "ok",
+                "CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y FILTER(?x != ?y) }",
+                &mut store,
+            ),
+            rule(
+                "bind",
+                "CONSTRUCT { ?x :q ?n } WHERE { ?x :p ?y BIND(STR(?y) AS ?n) }",
+                &mut store,
+            ),
+        ]);
+        let found: Vec<(String, &str)> = check(&program)
+            .into_iter()
+            .map(|u| (u.rule, u.construct))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "path".to_owned(),
+                    "a property path (a closure, an alternative or a negated set)"
+                ),
+                (
+                    "bind".to_owned(),
+                    "BIND of a computed value (it may need a new term)"
+                ),
+            ]
+        );
+    }
+}
