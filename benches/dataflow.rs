@@ -9,14 +9,10 @@ mod measure;
 use std::path::Path;
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("dataflow bench: skipped outside `cargo bench`");
+    if !measure::benching("dataflow") {
         return;
     }
-    let universities: u64 = std::env::var("REASONCTL_DATAFLOW_UNIVERSITIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10);
+    let universities: u64 = measure::env_number("REASONCTL_DATAFLOW_UNIVERSITIES", 10);
     let data = lubm_gen::cached(universities);
     let data = data.to_str().unwrap();
     let work = lubm_gen::data_dir();

@@ -66,3 +66,23 @@ pub fn measure(args: &[&str]) -> Measured {
         stderr,
     }
 }
+
+/// Whether `cargo bench` runs this bench (it passes `--bench`); outside it (`cargo test` builds benches too) says
+/// that `name` is skipped.
+#[allow(dead_code)] // not every bench uses it
+pub fn benching(name: &str) -> bool {
+    let on = std::env::args().any(|a| a == "--bench");
+    if !on {
+        println!("{name} bench: skipped outside `cargo bench`");
+    }
+    on
+}
+
+/// The number the environment variable `var` holds, or `default`.
+#[allow(dead_code)] // not every bench uses it
+pub fn env_number<T: std::str::FromStr>(var: &str, default: T) -> T {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}

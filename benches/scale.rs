@@ -61,14 +61,10 @@ fn packed(universities: u64) -> (PathBuf, u64, u64) {
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
-        println!("scale bench: skipped outside `cargo bench`");
+    if !measure::benching("scale") {
         return;
     }
-    let universities: u64 = std::env::var("REASONCTL_SCALE_UNIVERSITIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
+    let universities: u64 = measure::env_number("REASONCTL_SCALE_UNIVERSITIES", 100);
     let only = std::env::var("REASONCTL_SCALE_RULES").ok();
     let (data, triples, bytes) = packed(universities);
     println!(

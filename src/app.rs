@@ -579,34 +579,30 @@ fn reason(
         }
     }
     if settings.dataflow.is_some() {
-        let mut builder = Builder::new(&texts);
-        for u in datalog::dataflow::check(&program) {
-            findings.push(builder.error(RuleError::EngineUnsupported {
-                rule: u.rule,
-                construct: u.construct,
-            }));
-        }
+        findings.extend(lint::dataflow_findings(&program, &texts));
     }
     if !findings.is_empty() {
         return Err(rule_failure(findings));
     }
     control::enter(Phase::Reason);
     let options = run_options(settings, run, store);
-    if let Some(workers) = settings.dataflow {
-        return dataflow(store, settings, program, texts, workers, &options, stats);
-    }
-    let outcome = if settings.owl2rl {
-        datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
-            for w in &done.unread_lists {
-                warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
-            }
-            (done.program, done.overlay, done.report)
-        })
+    let (program, overlay, report) = if let Some(workers) = settings.dataflow {
+        let (overlay, report) = dataflow(store, &program, workers, &options)?;
+        (program, overlay, report)
     } else {
-        datalog::materialize(&program, store, &options, progress)
-            .map(|(overlay, report)| (program, overlay, report))
+        let outcome = if settings.owl2rl {
+            datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
+                for w in &done.unread_lists {
+                    warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
+                }
+                (done.program, done.overlay, done.report)
+            })
+        } else {
+            datalog::materialize(&program, store, &options, progress)
+                .map(|(overlay, report)| (program, overlay, report))
+        };
+        outcome.map_err(|e| run_failure(settings, e))?
     };
-    let (program, overlay, report) = outcome.map_err(|e| run_failure(settings, e))?;
     ran(settings, &report, stats)?;
     Ok(Reasoned {
         program,
@@ -620,13 +616,10 @@ fn reason(
 /// into an `Arc` the workers share for the run, and back after.
 fn dataflow(
     store: &mut Store,
-    settings: &ReasoningSettings,
-    program: datalog::Program,
-    texts: Vec<rules::source::RuleText>,
+    program: &datalog::Program,
     workers: usize,
     options: &datalog::Options,
-    stats: bool,
-) -> Result<Reasoned, Failure> {
+) -> Result<(Overlay, RunReport), Failure> {
     let started = Instant::now();
     let timeout = options.budget.timeout;
     let df = datalog::dataflow::Settings {
@@ -637,7 +630,7 @@ fn dataflow(
         max_facts: options.budget.max_facts,
     };
     let shared = std::sync::Arc::new(std::mem::take(store));
-    let outcome = datalog::dataflow::materialize(&program, shared.clone(), &df);
+    let outcome = datalog::dataflow::materialize(program, shared.clone(), &df);
     // The workers have ended (joined): the store is the run's alone again.
     let Ok(back) = std::sync::Arc::try_unwrap(shared) else {
         return Err(Failure {
@@ -663,13 +656,7 @@ fn dataflow(
         elapsed: started.elapsed(),
         ..RunReport::default()
     };
-    ran(settings, &report, stats)?;
-    Ok(Reasoned {
-        program,
-        overlay,
-        report: Some(report),
-        texts,
-    })
+    Ok((overlay, report))
 }
 
 /// How the rules run for a command: its settings, what is left of its deadline, the output's reserve.
@@ -812,15 +799,8 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
     };
     let mut validation = lint::validate(&settings.rules, &mut store, checks);
     if settings.dataflow {
-        let mut builder = Builder::new(&validation.texts);
-        for u in datalog::dataflow::check(&validation.program) {
-            validation
-                .findings
-                .push(builder.error(RuleError::EngineUnsupported {
-                    rule: u.rule,
-                    construct: u.construct,
-                }));
-        }
+        let found = lint::dataflow_findings(&validation.program, &validation.texts);
+        validation.findings.extend(found);
     }
     if settings.deny_warnings {
         for f in &mut validation.findings {

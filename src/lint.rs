@@ -208,6 +208,21 @@ impl Validation {
     }
 }
 
+/// An error for each construct of `program` that `--engine dataflow` does not run (see
+/// [`crate::datalog::dataflow::check`]), pointing at its rule.
+pub fn dataflow_findings(program: &crate::datalog::Program, texts: &[RuleText]) -> Vec<Finding> {
+    let mut builder = Builder::new(texts);
+    crate::datalog::dataflow::check(program)
+        .into_iter()
+        .map(|u| {
+            builder.error(RuleError::EngineUnsupported {
+                rule: u.rule,
+                construct: u.construct,
+            })
+        })
+        .collect()
+}
+
 /// Reads, parses and validates every rule of `sources` (and of the data's `f:rule` values); constants are
 /// interned into `store.dict`. `materialize`, `query`, `deps` and `lint` all validate through here.
 pub fn validate(sources: &RuleSources, store: &mut Store, checks: Checks) -> Validation {

@@ -11,6 +11,9 @@ use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "cases/case.rs"]
+mod case;
+
 /// Options `--engine dataflow` conflicts with.
 const NOT_TAKEN: &[&str] = &["--state", "--provenance", "--owl2rl", "--max-iterations"];
 
@@ -40,12 +43,7 @@ enum Outcome {
 }
 
 fn run(dir: &Path, workers: u32) -> Result<Outcome, Failed> {
-    let mut args: Vec<String> = fs::read_to_string(dir.join("args"))?
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
+    let mut args = case::args(dir)?;
     if args.first().map(String::as_str) != Some("materialize") {
         return Err("not a materialize case".into());
     }
@@ -59,18 +57,7 @@ fn run(dir: &Path, workers: u32) -> Result<Outcome, Failed> {
         "--workers".into(),
         workers.to_string(),
     ]);
-    // A case that changes its folder (`in-copy`: it writes a state) runs in a copy of it.
-    let copy = if dir.join("in-copy").is_file() {
-        let tmp = tempfile::tempdir()?;
-        for entry in fs::read_dir(dir)?.flatten() {
-            if entry.file_type()?.is_file() {
-                fs::copy(entry.path(), tmp.path().join(entry.file_name()))?;
-            }
-        }
-        Some(tmp)
-    } else {
-        None
-    };
+    let copy = case::copy_if_asked(dir)?;
     let output = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
         .args(&args)
         .current_dir(copy.as_ref().map_or(dir, |t| t.path()))

@@ -13,6 +13,9 @@ use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+#[path = "cases/case.rs"]
+mod case;
+
 /// The areas whose cases run the binary; `w3c` has its own harness.
 const AREAS: &[&str] = &["deps", "explain", "lint", "materialize", "query"];
 
@@ -63,34 +66,9 @@ fn diff(expected: &str, actual: &str) -> String {
     out
 }
 
-/// Copies a folder's files and folders into `to` (which exists).
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(from)?.flatten() {
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            fs::create_dir(&target)?;
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
 fn run(dir: &Path) -> Result<(), Failed> {
-    let args: Vec<String> = fs::read_to_string(dir.join("args"))?
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(str::to_owned)
-        .collect();
-    let copy = if dir.join("in-copy").is_file() {
-        let tmp = tempfile::tempdir()?;
-        copy_tree(dir, tmp.path())?;
-        Some(tmp)
-    } else {
-        None
-    };
+    let args = case::args(dir)?;
+    let copy = case::copy_if_asked(dir)?;
     let output = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
         .args(&args)
         .current_dir(copy.as_ref().map_or(dir, |t| t.path()))

@@ -209,60 +209,6 @@ fn exists_of(expr: &Expr) -> Option<(&Op, bool)> {
     }
 }
 
-/// The variables every row of `op` binds.
-fn certain(op: &Op) -> VarSet {
-    match op {
-        Op::Empty | Op::Unit | Op::GraphName(_) | Op::Path { .. } => VarSet::new(),
-        Op::Pattern(tp) => tp.vars(),
-        Op::Join(ops) => {
-            let mut out = VarSet::new();
-            for o in ops {
-                out.extend(&certain(o));
-            }
-            out
-        }
-        Op::Union(ops) => {
-            let mut it = ops.iter().map(certain);
-            let first = it.next().unwrap_or_default();
-            it.fold(first, |acc, c| acc.intersection(&c))
-        }
-        Op::Values { vars, rows } => vars
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
-            .map(|(_, v)| *v)
-            .collect(),
-        Op::Filter { input, .. } | Op::Distinct(input) | Op::Reduced(input) => certain(input),
-        Op::Extend { input, var, expr } => {
-            let mut out = certain(input);
-            let bound = match expr {
-                Expr::Const(_) => true,
-                Expr::Var(v) => out.contains(*v),
-                _ => false,
-            };
-            if bound {
-                out.insert(*var);
-            }
-            out
-        }
-        Op::Project { input, vars } => {
-            let inner = certain(input);
-            vars.iter()
-                .copied()
-                .filter(|v| inner.contains(*v))
-                .collect()
-        }
-        Op::LeftJoin { left, .. } | Op::Minus { left, .. } => certain(left),
-        Op::OrderBy { input, .. } | Op::Slice { input, .. } => certain(input),
-        Op::Group { keys, .. } => keys.iter().copied().collect(),
-    }
-}
-
-/// The variables any row of `op` may bind.
-fn possible(op: &Op) -> VarSet {
-    op.vars()
-}
-
 /// What lowering reads in one scope: the facts so far and the one empty row.
 struct Cx<'s, T: Timestamp + Lattice> {
     facts: VecCollection<'s, T, Q, isize>,
@@ -286,7 +232,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 let mut acc: Option<(VecCollection<'s, T, Row, isize>, VarSet, VarSet)> = None;
                 for o in ops {
                     let rows = self.rows(o, width);
-                    let (c, p) = (certain(o), possible(o));
+                    let (c, p) = (o.certain_vars(), o.vars());
                     acc = Some(match acc {
                         None => (rows, c, p),
                         Some((left, lc, lp)) => {
@@ -324,8 +270,9 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             Op::Filter { input, expr } => {
                 let rows = self.rows(input, width);
                 if let Some((inner, keep)) = exists_of(expr) {
-                    let shared: Vec<VarId> = certain(input)
-                        .intersection(&certain(inner))
+                    let shared: Vec<VarId> = input
+                        .certain_vars()
+                        .intersection(&inner.certain_vars())
                         .iter()
                         .collect();
                     // The pattern's rows, by the shared variables; the other variables it binds are its own (an
