@@ -504,6 +504,32 @@ fn a_recursive_chain_closes_the_same_way_staged_and_naive() {
 }
 
 #[test]
+fn a_non_recursive_fact_with_another_derivation_is_kept_without_deleting_what_follows_from_it() {
+    // n0 is a Student and an Employee, so a Person twice over, so an Agent. Removing "Student" leaves Person
+    // derivable in one step: it is checked once and kept, and Agent — which follows only from Person — is never
+    // a candidate (DRed would have overdeleted Person and Agent, then derived both again).
+    let data = |student: bool| -> String {
+        let mut d = format!("<{EX}n0> a <{EX}Employee> .\n");
+        if student {
+            d.push_str(&format!("<{EX}n0> a <{EX}Student> .\n"));
+        }
+        d
+    };
+    let rules = vec![
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Student> }}"),
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Employee> }}"),
+        format!("CONSTRUCT {{ ?x a <{EX}Agent> }} WHERE {{ ?x a <{EX}Person> }}"),
+    ];
+    let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
+    let Mode::Incremental(stats) = mode else {
+        panic!("derived again: {mode:?}");
+    };
+    assert_eq!((stats.overdeleted, stats.rederived), (1, 1), "{stats:?}");
+    assert_eq!(kept, run(&data(false), &rules, Schedule::Staged, 1));
+    assert_eq!(kept.lines().count(), 2);
+}
+
+#[test]
 fn a_removal_that_overdeletes_most_of_a_large_component_is_derived_again_and_says_so() {
     // A ring of 80 nodes under a symmetric, transitive relation: one class of 6,400 facts. Removing one edge
     // leaves the class connected, but DRed overdeletes all of it first: past an eighth of the derived facts,

@@ -1,20 +1,24 @@
-//! This module defines incremental maintenance of a materialization when asserted facts are removed and added:
-//! DRed, delete and rederive (Gupta, Mumick and Subrahmanian, SIGMOD 1993; as in RDFox, Motik et al., AAAI
-//! 2015), over the same rule bodies, seeds and executor as the fixpoint.
+//! This module defines incremental maintenance of a materialization when asserted facts are removed and added,
+//! over the same rule bodies, seeds and executor as the fixpoint: deletion group by group in stage order, then
+//! insertion.
 //!
 //! ```text
-//! E⁻, E⁺       asserted facts removed, added;  I the derived facts before, over E
-//! overdelete   D := every fact of I with a derivation (over E ∪ I) using a fact of E⁻ ∪ D    (seeded by them)
-//! rederive     R := the facts of D ∪ E⁻ with a derivation in one step over E' ∪ (I − D)       (seeded by them)
-//! insert       semi-naive from E⁺ ∪ R over E', starting from (I − D) ∪ R                    (fixpoint, seeded)
+//! E⁻, E⁺       asserted facts removed, added;  I the derived facts before, over E;  G the facts gone (E⁻ first)
+//! per group    candidates: its heads with one body atom in G (the others over E ∪ I), in I − G
+//!  non-recursive  delta rules with an eager one-step check: a candidate no rule done so far derives over
+//!                 E' ∪ (I − G) is gone; a gone fact the group derives again comes back
+//!  recursive      DRed inside the group (Gupta, Mumick and Subrahmanian, SIGMOD 1993; as in RDFox, Motik et al.,
+//!                 AAAI 2015): overdelete its candidates' consequences, rederive in one step, close forward
+//! insert       semi-naive from E⁺ over E', starting from what is left
 //! ```
 //!
-//! A rule whose body cannot be seeded at the changed atoms (a GRAPH pattern, UNION, EXISTS, a path) runs whole:
-//! all its facts are overdeleted and rederived, which is exact, only slower. A rule that negates or aggregates
-//! facts the change can reach is evaluated again instead, with every rule that reads or writes what it writes:
-//! the other rules are maintained first, then these run over them (a stratified program's later strata over its
-//! earlier ones). Elsewhere a negation reads nothing the change touches, so the positive algorithm is exact. A
-//! program that calls a volatile function is derived again.
+//! A group reads only what earlier stages and itself write, so the facts it reads are final when it runs, and
+//! only a recursive group overdeletes. A rule whose body cannot be seeded at the changed atoms (a GRAPH pattern,
+//! UNION, EXISTS, a path) runs whole: all its facts become candidates, which is exact, only slower. A rule that
+//! negates or aggregates facts the change can reach is evaluated again instead, with every rule that reads or
+//! writes what it writes: the other rules are maintained first, then these run over them (a stratified
+//! program's later strata over its earlier ones). Elsewhere a negation reads nothing the change touches, so the
+//! positive algorithm is exact. A program that calls a volatile function is derived again.
 
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
@@ -39,14 +43,15 @@ pub struct Maintenance {
     pub asserted_removed: usize,
     /// Asserted facts added.
     pub asserted_added: usize,
-    /// Derived facts overdeleted (deleted, then some rederived).
+    /// Derived facts that lost a derivation and were checked for another (a recursive group's overdeleted facts
+    /// included).
     pub overdeleted: usize,
-    /// Of those and the removed asserted facts, derived again in one step.
+    /// Of those and of the removed asserted facts, the ones found to hold still (derived again).
     pub rederived: usize,
     /// Rules evaluated again from scratch (the stages from the first that negates or aggregates facts the change
     /// reaches).
     pub reevaluated: usize,
-    /// Time overdeleting, rederiving, inserting.
+    /// Time finding candidates (and overdeleting), checking them (and rederiving), inserting.
     pub times: [std::time::Duration; 3],
 }
 
@@ -294,11 +299,194 @@ pub fn update(
     Ok((overlay, report.then(later, late), Mode::Incremental(stats)))
 }
 
+/// The facts of `old` (and the removed asserted facts) not known to hold now, and what the run over the new state
+/// sees of them.
+struct Gone<'a> {
+    /// The old derived facts.
+    old: &'a Overlay,
+    /// Facts of the old state (removed asserted ones, then derived ones) that hold no longer, as far as the
+    /// groups done so far know.
+    set: HashSet<Quad>,
+    /// The old derived facts with what is gone taken out and what came back put in: the new state's derived
+    /// facts, for the groups done so far.
+    now: Overlay,
+    /// Gone derived facts `now` still holds (taken out on [`Gone::sync`], before `now` is read again).
+    pending: Vec<Quad>,
+    /// Facts taken out of `now` (or never in it: the removed asserted ones) that hold after all.
+    back: Vec<Quad>,
+    /// Facts taken out of `now`.
+    absent: HashSet<Quad>,
+}
+
+impl Gone<'_> {
+    fn lose(&mut self, q: Quad) -> bool {
+        let new = self.set.insert(q);
+        if new {
+            self.pending.push(q);
+        }
+        new
+    }
+
+    /// `q` holds after all: it comes back into `now` (on the next sync).
+    fn regain(&mut self, q: Quad) -> bool {
+        if !self.set.remove(&q) {
+            return false;
+        }
+        if self.absent.remove(&q) || !self.old.contains(q[0], [q[1], q[2], q[3]]) {
+            self.back.push(q);
+        }
+        true
+    }
+
+    /// Brings `now` up to date.
+    fn sync(&mut self) {
+        if !self.pending.is_empty() {
+            let out: HashSet<Quad> = self
+                .pending
+                .drain(..)
+                .filter(|q| self.set.contains(q))
+                .collect();
+            if !out.is_empty() {
+                self.now
+                    .retain(|g, &[s, p, o]| !out.contains(&[g, s, p, o]));
+                self.absent.extend(out);
+            }
+        }
+        if !self.back.is_empty() {
+            self.back.sort_unstable();
+            self.back.dedup();
+            for chunk in self.back.chunk_by(|a, b| a[0] == b[0]) {
+                self.now.add(
+                    chunk[0][0],
+                    chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect(),
+                );
+            }
+            self.back.clear();
+        }
+    }
+
+    fn sorted(&self) -> Vec<Quad> {
+        let mut v: Vec<Quad> = self.set.iter().copied().collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// The jobs that run `rules` seeded at the atoms that can read `frontier` (`delta`: its default-graph facts); a
+/// rule that cannot be seeded there runs whole, once (`whole_done`) unless `again`.
+fn seeded_jobs<'p>(
+    program: &'p Program,
+    rules: &[usize],
+    frontier: &[Quad],
+    delta: &'p [Triple],
+    whole_done: &mut [bool],
+    again: bool,
+) -> Vec<Job<'p>> {
+    let reads = change_accesses(frontier);
+    let mut jobs = Vec::new();
+    for &r in rules {
+        let body = &program.rules[r].body;
+        match seeding(body, true, &reads) {
+            Seeding::Whole if again || !whole_done[r] => {
+                whole_done[r] = true;
+                jobs.push(Job {
+                    rule: r,
+                    body,
+                    seed: None,
+                    compiled: None,
+                });
+            }
+            Seeding::Whole => {}
+            Seeding::Atoms(atoms) => jobs.extend(atoms.into_iter().map(|a| Job {
+                rule: r,
+                body,
+                seed: Some((a, delta)),
+                compiled: None,
+            })),
+        }
+    }
+    jobs
+}
+
+fn default_triples(facts: &[Quad]) -> Vec<Triple> {
+    facts
+        .iter()
+        .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
+        .map(|&[_, s, p, o]| [s, p, o])
+        .collect()
+}
+
+/// The bodies that find, in one step, which of `candidates` a rule of `rules` derives: each body joined with the
+/// head bindings of the candidates its heads unify with (a head with a constant predicate, and object, looks at
+/// those only).
+fn check_bodies(
+    program: &Program,
+    checks: &[(&[usize], &[Quad])],
+    store: &Store,
+) -> Vec<(usize, Op)> {
+    let mut bodies: Vec<(usize, Op)> = Vec::new();
+    for &(rules, candidates) in checks {
+        if candidates.is_empty() {
+            continue;
+        }
+        let mut by_predicate: hashbrown::HashMap<(TermId, TermId), Vec<Quad>> =
+            hashbrown::HashMap::new();
+        let mut by_object: hashbrown::HashMap<[TermId; 3], Vec<Quad>> = hashbrown::HashMap::new();
+        for &q in candidates {
+            by_predicate.entry((q[0], q[2])).or_default().push(q);
+            by_object.entry([q[0], q[2], q[3]]).or_default().push(q);
+        }
+        for &r in rules {
+            let rule = &program.rules[r];
+            for head in &rule.heads {
+                use crate::ir::lower::TemplateTerm::Const;
+                let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
+                let these: &[Quad] = match &head.terms {
+                    [_, Const(p), Const(o)] => {
+                        by_object.get(&[graph, *p, *o]).map_or(&[], Vec::as_slice)
+                    }
+                    [_, Const(p), _] => by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice),
+                    _ => candidates,
+                };
+                let mut vars: Vec<VarId> = Vec::new();
+                let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
+                for &q in these {
+                    let Some(binding) = unify(head, q, &store.dict) else {
+                        continue;
+                    };
+                    if vars.is_empty() {
+                        vars = binding.iter().map(|(v, _)| *v).collect();
+                    }
+                    rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
+                }
+                if !rows.is_empty() {
+                    bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
+                }
+            }
+        }
+    }
+    bodies
+}
+
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
-/// `changes` (removed, added): overdelete, rederive, insert. `None` (the store's asserted facts as they came) when
-/// overdeletion passes an eighth of `old`, or its bodies instantiate more than a quarter as many facts as `old`
-/// holds: past that, deriving again from scratch costs less. (On LUBM_L(10) maintenance costs about 8.5× the
-/// overdeleted share of a fresh run: 4% overdeleted, 34% of the time; break-even is near 12%.)
+/// `changes` (removed, added). Deletion first, group by group in stage order (a group reads only facts of earlier
+/// stages and its own, so what it reads from earlier groups is final when it runs):
+///
+/// ```text
+/// G            the gone facts: E⁻, then each group's facts that no longer hold
+/// candidates   C := heads of the group's rules with one atom in G, the others over the old state, in I − G
+/// one group    holds(c) := some rule of a group done so far (or this one) derives c in one step over
+///              E' ∪ (I − G) (earlier writers read final facts; a later writer brings c back when it runs)
+/// non-recursive  G += { c ∈ C | ¬holds(c) };  G −= { g ∈ G | a rule of the group derives g }
+/// recursive    DRed inside the group: D := C closed over the group's rules (old state); G += D;
+///              R := { d ∈ D ∪ G | holds(d) };  G −= R, closed forward over the group's rules (new state)
+/// ```
+///
+/// then insertion: semi-naive from E⁺ over E', from what is left. Only a recursive group overdeletes (and gives
+/// up past an eighth of `old`, or when its bodies instantiate more than a quarter as many facts as `old` holds:
+/// past that, deriving again from scratch costs less); a non-recursive group's deletions are exact, each checked
+/// once (delta rules with an eager one-step rederivation, the Backward/Forward idea without the backward
+/// chaining a recursive group would need). `None` (the store's asserted facts as they came) when it gives up.
 fn maintain(
     program: &Program,
     store: &mut Store,
@@ -326,158 +514,182 @@ fn maintain(
     };
     let n = program.rules.len();
     let end = store.dict.end();
-
-    // Overdelete, over the old asserted facts and the old derived ones.
-    std::mem::swap(&mut store.quads, &mut old_asserted);
-    let mut deleted: HashSet<Quad> = HashSet::new();
-    let mut frontier: Vec<Quad> = removed.clone();
-    let mut whole_done = vec![false; n];
     let give_up_at = old.len() / 8 + 4096;
     let mut made_left = old.len() / 4 + 8192;
-    while !frontier.is_empty() {
-        let reads = change_accesses(&frontier);
-        let delta: Vec<Triple> = frontier
-            .iter()
-            .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
-            .map(|&[_, s, p, o]| [s, p, o])
-            .collect();
-        let mut jobs: Vec<Job<'_>> = Vec::new();
-        for (r, rule) in program.rules.iter().enumerate() {
-            let body = &rule.body;
-            match seeding(body, true, &reads) {
-                Seeding::Whole if !whole_done[r] => {
-                    whole_done[r] = true;
-                    jobs.push(Job {
-                        rule: r,
-                        body,
-                        seed: None,
-                        compiled: None,
-                    });
-                }
-                Seeding::Whole => {}
-                Seeding::Atoms(atoms) => jobs.extend(atoms.into_iter().map(|a| Job {
-                    rule: r,
-                    body,
-                    seed: Some((a, delta.as_slice())),
-                    compiled: None,
-                })),
-            }
-        }
-        let outs = match run_jobs(program, &jobs, store, &old, options, &cancel, made_left) {
-            Ok(o) => o,
-            Err(_) => {
-                std::mem::swap(&mut store.quads, &mut old_asserted);
-                return Err(capped_by_time(Report::default()));
-            }
-        };
-        let made: usize = outs.iter().map(|o| o.made as usize).sum();
-        made_left = made_left.saturating_sub(made);
-        frontier = facts(outs, end)
-            .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]))
-            .filter(|q| deleted.insert(*q))
-            .collect();
-        frontier.sort_unstable();
-        if made_left == 0 || deleted.len() > give_up_at {
+    let mut checking = std::time::Duration::ZERO;
+
+    let mut gone = Gone {
+        old: &old,
+        set: removed.iter().copied().collect(),
+        now: old.clone(),
+        pending: Vec::new(),
+        back: Vec::new(),
+        absent: HashSet::new(),
+    };
+    let mut whole_done = vec![false; n];
+    // The rules of the groups done so far.
+    let mut done: Vec<usize> = Vec::new();
+    // Runs jobs over the old state (the old asserted facts and `old`): `store.quads` is swapped for the run.
+    macro_rules! over_old {
+        ($jobs:expr) => {{
             std::mem::swap(&mut store.quads, &mut old_asserted);
-            return Ok(None);
+            let outs = run_jobs(program, $jobs, store, &old, options, &cancel, made_left);
+            std::mem::swap(&mut store.quads, &mut old_asserted);
+            match outs {
+                Ok(o) => o,
+                Err(_) => return Err(capped_by_time(Report::default())),
+            }
+        }};
+    }
+    // The facts of `checks` (rules, candidates) that those rules derive in one step over the new state.
+    macro_rules! holding {
+        ($checks:expr) => {{
+            let t = Instant::now();
+            gone.sync();
+            let bodies = check_bodies(program, $checks, store);
+            let jobs: Vec<Job<'_>> = bodies
+                .iter()
+                .map(|(r, body)| Job {
+                    rule: *r,
+                    body,
+                    seed: None,
+                    compiled: None,
+                })
+                .collect();
+            let outs = run_jobs(
+                program,
+                &jobs,
+                store,
+                &gone.now,
+                options,
+                &cancel,
+                usize::MAX,
+            )
+            .map_err(|_| capped_by_time(Report::default()))?;
+            let found: HashSet<Quad> = facts(outs, end).collect();
+            checking += t.elapsed();
+            found
+        }};
+    }
+    for stage in 0..program.deps.stage_count() {
+        let groups: Vec<&super::dependency::Group> =
+            program.deps.stage(stage).map(|(_, g)| g).collect();
+        // The stage's non-recursive groups together: they read earlier stages only.
+        let flat: Vec<usize> = groups
+            .iter()
+            .filter(|g| !g.recursive)
+            .flat_map(|g| g.rules.iter().copied())
+            .collect();
+        if !flat.is_empty() && !gone.set.is_empty() {
+            let seeds = gone.sorted();
+            let delta = default_triples(&seeds);
+            let jobs = seeded_jobs(program, &flat, &seeds, &delta, &mut whole_done, false);
+            let outs = over_old!(&jobs);
+            made_left = made_left.saturating_sub(outs.iter().map(|o| o.made as usize).sum());
+            let mut fresh: Vec<Quad> = facts(outs, end)
+                .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]) && !gone.set.contains(q))
+                .collect();
+            fresh.sort_unstable();
+            fresh.dedup();
+            stats.overdeleted += fresh.len();
+            done.extend(&flat);
+            let holds = holding!(&[(&done[..], &fresh[..]), (&flat[..], &seeds[..])]);
+            for &q in &fresh {
+                if holds.contains(&q) {
+                    stats.rederived += 1;
+                } else {
+                    gone.lose(q);
+                }
+            }
+            for q in seeds.iter().filter(|q| holds.contains(*q)) {
+                if gone.regain(*q) {
+                    stats.rederived += 1;
+                }
+            }
+            if made_left == 0 || gone.set.len() > give_up_at {
+                return Ok(None);
+            }
+        } else {
+            done.extend(&flat);
+        }
+        for g in groups.iter().filter(|g| g.recursive) {
+            done.extend(&g.rules);
+            if gone.set.is_empty() {
+                continue;
+            }
+            // Overdelete inside the group, over the old state.
+            let before = gone.sorted();
+            let mut frontier = before.clone();
+            let mut lost: Vec<Quad> = Vec::new();
+            while !frontier.is_empty() {
+                let delta = default_triples(&frontier);
+                let jobs =
+                    seeded_jobs(program, &g.rules, &frontier, &delta, &mut whole_done, false);
+                let outs = over_old!(&jobs);
+                made_left = made_left.saturating_sub(outs.iter().map(|o| o.made as usize).sum());
+                frontier = facts(outs, end)
+                    .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]))
+                    .filter(|q| gone.lose(*q))
+                    .collect();
+                frontier.sort_unstable();
+                lost.extend(&frontier);
+                if made_left == 0 || gone.set.len() > give_up_at {
+                    return Ok(None);
+                }
+            }
+            stats.overdeleted += lost.len();
+            // Rederive in one step over the new state, then forward inside the group.
+            let holds = holding!(&[(&done[..], &lost[..]), (&g.rules[..], &before[..])]);
+            let mut frontier: Vec<Quad> = lost
+                .iter()
+                .chain(&before)
+                .filter(|q| holds.contains(*q))
+                .copied()
+                .filter(|q| gone.regain(*q))
+                .collect();
+            stats.rederived += frontier.len();
+            let mut again = vec![false; n];
+            while !frontier.is_empty() {
+                frontier.sort_unstable();
+                let t = Instant::now();
+                gone.sync();
+                let delta = default_triples(&frontier);
+                let jobs = seeded_jobs(program, &g.rules, &frontier, &delta, &mut again, true);
+                let outs = run_jobs(
+                    program,
+                    &jobs,
+                    store,
+                    &gone.now,
+                    options,
+                    &cancel,
+                    usize::MAX,
+                )
+                .map_err(|_| capped_by_time(Report::default()))?;
+                frontier = facts(outs, end).filter(|q| gone.regain(*q)).collect();
+                stats.rederived += frontier.len();
+                checking += t.elapsed();
+            }
         }
     }
-    std::mem::swap(&mut store.quads, &mut old_asserted);
-    stats.overdeleted = deleted.len();
-    stats.times[0] = started.elapsed();
+    gone.sync();
+    let Gone { now: mut kept, .. } = gone;
+    drop(old);
+    stats.times[1] = checking;
+    stats.times[0] = started.elapsed() - checking;
 
-    // What is left of the old derived facts: not overdeleted, and not asserted now (only an added fact can be).
-    let mut kept = old;
-    let now_asserted: HashSet<Quad> = added.iter().copied().collect();
-    kept.retain(|g, &[s, p, o]| {
-        let q = [g, s, p, o];
-        !deleted.contains(&q) && !now_asserted.contains(&q)
-    });
-    drop(now_asserted);
-
-    // Rederive, in one step over the new asserted facts and what is kept: the overdeleted facts, and the removed
-    // asserted facts (derivable now that they are not asserted).
-    let mut candidates: Vec<Quad> = deleted
-        .iter()
-        .copied()
-        .chain(removed.iter().copied())
-        .collect();
-    candidates.sort_unstable();
-    candidates.retain(|q| {
-        !store
-            .quads
-            .graph(q[0])
-            .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
-    });
-    let wanted: HashSet<Quad> = candidates.iter().copied().collect();
-    // The candidates by graph and predicate, and by graph, predicate and object: a head with a constant
-    // predicate (and object) unifies with those only.
-    let mut by_predicate: hashbrown::HashMap<(TermId, TermId), Vec<Quad>> =
-        hashbrown::HashMap::new();
-    let mut by_object: hashbrown::HashMap<[TermId; 3], Vec<Quad>> = hashbrown::HashMap::new();
-    for &q in &candidates {
-        by_predicate.entry((q[0], q[2])).or_default().push(q);
-        by_object.entry([q[0], q[2], q[3]]).or_default().push(q);
-    }
-    let mut seeded_bodies: Vec<(usize, Op)> = Vec::new();
-    for (r, rule) in program.rules.iter().enumerate() {
-        for head in &rule.heads {
-            use crate::ir::lower::TemplateTerm::Const;
-            let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
-            let these: &[Quad] = match &head.terms {
-                [_, Const(p), Const(o)] => {
-                    by_object.get(&[graph, *p, *o]).map_or(&[], Vec::as_slice)
-                }
-                [_, Const(p), _] => by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice),
-                _ => &candidates,
-            };
-            let mut vars: Vec<VarId> = Vec::new();
-            let mut rows: Vec<Vec<Option<crate::store::TermId>>> = Vec::new();
-            for &q in these {
-                let Some(binding) = unify(head, q, &store.dict) else {
-                    continue;
-                };
-                if vars.is_empty() {
-                    vars = binding.iter().map(|(v, _)| *v).collect();
-                }
-                rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
-            }
-            if !rows.is_empty() {
-                seeded_bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
-            }
-        }
-    }
-    let jobs: Vec<Job<'_>> = seeded_bodies
-        .iter()
-        .map(|(r, body)| Job {
-            rule: *r,
-            body,
-            seed: None,
-            compiled: None,
-        })
-        .collect();
-    let outs = run_jobs(program, &jobs, store, &kept, options, &cancel, usize::MAX)
-        .map_err(|_| capped_by_time(Report::default()))?;
-    let mut rederived: Vec<Quad> = facts(outs, end).filter(|q| wanted.contains(q)).collect();
-    rederived.sort_unstable();
-    rederived.dedup();
-    stats.rederived = rederived.len();
-    stats.times[1] = started.elapsed() - stats.times[0];
-    let mut prior = kept;
-    for chunk in rederived.chunk_by(|a, b| a[0] == b[0]) {
-        prior.add(
-            chunk[0][0],
-            chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect(),
-        );
+    // What is left is not asserted now (only an added fact can be).
+    if !added.is_empty() {
+        let now_asserted: HashSet<Quad> = added.iter().copied().collect();
+        kept.retain(|g, &[s, p, o]| !now_asserted.contains(&[g, s, p, o]));
     }
 
-    // Insert: semi-naive from the added asserted facts and the rederived ones.
+    // Insert: semi-naive from the added asserted facts.
     let insert = Options {
-        start: Some(added.into_iter().chain(rederived).collect()),
+        start: Some(added),
         budget: options.budget.after(0, started.elapsed()),
         ..options.clone()
     };
-    let (overlay, report) = run_over(program, store, &insert, progress, prior);
+    let (overlay, report) = run_over(program, store, &insert, progress, kept);
     stats.times[2] = started.elapsed() - stats.times[0] - stats.times[1];
     Ok(Some((overlay, report, stats)))
 }
