@@ -241,15 +241,15 @@ impl Closure {
 }
 
 /// A union-find over `0..n` (union by size, path halving), remembering which sets hold a link.
-struct UnionFind {
+pub(super) struct UnionFind {
     parent: Vec<u32>,
     size: Vec<u32>,
     /// By root: whether a union (a link, a self-link included) touched the set.
-    linked: Vec<bool>,
+    pub(super) linked: Vec<bool>,
 }
 
 impl UnionFind {
-    fn new(n: usize) -> Self {
+    pub(super) fn new(n: usize) -> Self {
         Self {
             parent: (0..n as u32).collect(),
             size: vec![1; n],
@@ -257,7 +257,7 @@ impl UnionFind {
         }
     }
 
-    fn find(&mut self, mut i: u32) -> u32 {
+    pub(super) fn find(&mut self, mut i: u32) -> u32 {
         while self.parent[i as usize] != i {
             let grand = self.parent[self.parent[i as usize] as usize];
             self.parent[i as usize] = grand;
@@ -266,7 +266,7 @@ impl UnionFind {
         i
     }
 
-    fn union(&mut self, a: u32, b: u32) {
+    pub(super) fn union(&mut self, a: u32, b: u32) {
         let (mut a, mut b) = (self.find(a), self.find(b));
         if a != b {
             if self.size[a as usize] < self.size[b as usize] {

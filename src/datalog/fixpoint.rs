@@ -379,6 +379,7 @@ pub fn run_over(
                         room,
                         path_limit: options.path_limit,
                         made_cap: usize::MAX,
+                        also: None,
                     };
                     run_body(program, job, shared, overlay_ref, &limits)
                 };
@@ -691,6 +692,8 @@ pub(super) struct Limits<'a> {
     /// The most facts one body may instantiate before it stops (maintenance gives up past it; elsewhere
     /// `usize::MAX`).
     pub(super) made_cap: usize,
+    /// A third layer of facts the bodies read, beside the store and the overlay (maintenance's old state).
+    pub(super) also: Option<&'a Overlay>,
 }
 
 /// Runs one body and instantiates the rule's heads for every row; keeps each new fact once, and stops once it has
@@ -704,7 +707,7 @@ pub(super) fn run_body(
 ) -> Result<JobOut, ExecError> {
     let started = Instant::now();
     let rule = &program.rules[job.rule];
-    let view = View::new(&store.quads, overlay);
+    let view = View::with(&store.quads, overlay, limits.also);
     let bounded = limits.room != usize::MAX;
     if let Some(c) = &job.compiled {
         // Each pair comes out once; under a budget only new ones count. The pairs are sorted (so the facts reach

@@ -28,7 +28,7 @@ use rayon::prelude::*;
 
 use crate::exec::{Cancel, ExecError};
 use crate::ir::{Op, VarId};
-use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple};
+use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
 use super::delta::{Seeding, seeding};
 use super::explain::{seed_inside, unify};
@@ -175,7 +175,7 @@ fn run_jobs(
     program: &Program,
     jobs: &[Job<'_>],
     store: &Store,
-    overlay: &Overlay,
+    (overlay, also): (&Overlay, Option<&Overlay>),
     options: &Options,
     cancel: &Cancel,
     made_cap: usize,
@@ -188,6 +188,7 @@ fn run_jobs(
         room: usize::MAX,
         path_limit: options.path_limit,
         made_cap,
+        also,
     };
     jobs.par_iter()
         .map(|job| run_body(program, job, store, overlay, &limits))
@@ -299,26 +300,23 @@ pub fn update(
     Ok((overlay, report.then(later, late), Mode::Incremental(stats)))
 }
 
-/// The facts of `old` (and the removed asserted facts) not known to hold now, and what the run over the new state
-/// sees of them.
-struct Gone<'a> {
-    /// The old derived facts.
-    old: &'a Overlay,
-    /// Facts of the old state (removed asserted ones, then derived ones) that hold no longer, as far as the
-    /// groups done so far know.
+/// The facts of the old state (removed asserted facts, then derived ones) not known to hold now, and the derived
+/// facts split into what is left (`now`) and what was taken out (`out`): `now` is the new state's derived facts
+/// for the groups done so far, `now ⊕ out` the old state's (no copy of them is made).
+struct Gone {
+    /// Facts of the old state that hold no longer, as far as the groups done so far know.
     set: HashSet<Quad>,
-    /// The old derived facts with what is gone taken out and what came back put in: the new state's derived
-    /// facts, for the groups done so far.
+    /// The old derived facts, less those taken out, with those that came back.
     now: Overlay,
+    /// The derived facts taken out of `now`.
+    out: Overlay,
     /// Gone derived facts `now` still holds (taken out on [`Gone::sync`], before `now` is read again).
     pending: Vec<Quad>,
-    /// Facts taken out of `now` (or never in it: the removed asserted ones) that hold after all.
+    /// Facts that hold after all and are not in `now` (taken out, or removed asserted facts now derived).
     back: Vec<Quad>,
-    /// Facts taken out of `now`.
-    absent: HashSet<Quad>,
 }
 
-impl Gone<'_> {
+impl Gone {
     fn lose(&mut self, q: Quad) -> bool {
         let new = self.set.insert(q);
         if new {
@@ -332,36 +330,55 @@ impl Gone<'_> {
         if !self.set.remove(&q) {
             return false;
         }
-        if self.absent.remove(&q) || !self.old.contains(q[0], [q[1], q[2], q[3]]) {
+        if !self.now.contains(q[0], [q[1], q[2], q[3]]) {
             self.back.push(q);
         }
         true
     }
 
-    /// Brings `now` up to date.
+    /// Whether `q` is a derived fact of the old state not gone (yet).
+    fn holds_derived(&self, q: &Quad) -> bool {
+        !self.set.contains(q) && self.now.contains(q[0], [q[1], q[2], q[3]])
+    }
+
+    /// Brings `now` (and `out`) up to date.
     fn sync(&mut self) {
+        fn add(to: &mut Overlay, facts: &mut [Quad]) {
+            facts.sort_unstable();
+            for chunk in facts.chunk_by(|a, b| a[0] == b[0]) {
+                to.add(
+                    chunk[0][0],
+                    chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect(),
+                );
+            }
+        }
         if !self.pending.is_empty() {
-            let out: HashSet<Quad> = self
-                .pending
-                .drain(..)
-                .filter(|q| self.set.contains(q))
-                .collect();
-            if !out.is_empty() {
+            let set = &self.set;
+            let mut taken: Vec<Quad> = self.pending.drain(..).filter(|q| set.contains(q)).collect();
+            taken.sort_unstable();
+            taken.dedup();
+            if !taken.is_empty() {
+                let taken_set: HashSet<Quad> = taken.iter().copied().collect();
                 self.now
-                    .retain(|g, &[s, p, o]| !out.contains(&[g, s, p, o]));
-                self.absent.extend(out);
+                    .retain(|g, &[s, p, o]| !taken_set.contains(&[g, s, p, o]));
+                add(&mut self.out, &mut taken);
             }
         }
         if !self.back.is_empty() {
             self.back.sort_unstable();
             self.back.dedup();
-            for chunk in self.back.chunk_by(|a, b| a[0] == b[0]) {
-                self.now.add(
-                    chunk[0][0],
-                    chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect(),
-                );
+            let from_out: HashSet<Quad> = self
+                .back
+                .iter()
+                .filter(|q| self.out.contains(q[0], [q[1], q[2], q[3]]))
+                .copied()
+                .collect();
+            if !from_out.is_empty() {
+                self.out
+                    .retain(|g, &[s, p, o]| !from_out.contains(&[g, s, p, o]));
             }
-            self.back.clear();
+            let mut back = std::mem::take(&mut self.back);
+            add(&mut self.now, &mut back);
         }
     }
 
@@ -468,6 +485,195 @@ fn check_bodies(
     bodies
 }
 
+/// An equivalence group (`R(x,z) :- R(x,y), R(y,z)` with `R(x,y) :- R(y,x)`) maintained as connected components
+/// rather than by DRed, which would overdelete a whole class for one lost link:
+///
+/// ```text
+/// L   the gone R facts (links lost earlier: removed, or no longer derived by another rule)
+/// A   the old classes of L's ends (an end's class is its R objects in the old state: the closure is complete)
+/// B   the R links of A that hold now without this group: asserted, or derived by another rule ("others") with
+///     its subject in A; a link to a node outside A (an added fact's) is left to insertion
+/// new classes: a union-find over A by B; each class with a link holds all its pairs, and each member the
+///     class's literal objects
+/// ```
+///
+/// A class whose members stay together (and that lost no literal object) keeps every pair; a class that split
+/// loses the pairs the new classes lack. Gone facts of L that the new classes hold come back. Returns the facts
+/// lost and regained.
+fn equivalence(
+    program: &Program,
+    (r, others): (TermId, &[usize]),
+    gone: &mut Gone,
+    old_asserted: &QuadStore,
+    store: &Store,
+    (options, cancel): (&Options, &Cancel),
+) -> Result<(usize, usize), ExecError> {
+    use crate::ir::lower::TemplateTerm::{Const, Var};
+    let g0 = TermId::DEFAULT_GRAPH;
+    let mut lost_links: Vec<Quad> = gone
+        .set
+        .iter()
+        .filter(|q| q[0] == g0 && q[2] == r)
+        .copied()
+        .collect();
+    if lost_links.is_empty() {
+        return Ok((0, 0));
+    }
+    lost_links.sort_unstable();
+    let is_node = |id: TermId| crate::exec::path::is_node(&store.dict, id);
+    // The old classes of the lost links' ends.
+    let mut class_of: hashbrown::HashMap<TermId, u32> = hashbrown::HashMap::new();
+    let mut classes: Vec<Vec<TermId>> = Vec::new();
+    for &[_, s, _, o] in &lost_links {
+        for x in [s, o] {
+            if !is_node(x) || class_of.contains_key(&x) {
+                continue;
+            }
+            let k = classes.len() as u32;
+            let mut class = vec![x];
+            class.extend(
+                View::with(old_asserted, &gone.now, Some(&gone.out))
+                    .scan(g0, &[Some(x), Some(r), None])
+                    .map(|t| t[2])
+                    .filter(|&y| is_node(y)),
+            );
+            class.sort_unstable();
+            class.dedup();
+            for &y in &class {
+                // Classes are disjoint in a complete closure; a node met twice joins the first class.
+                class_of.entry(y).or_insert(k);
+            }
+            classes.push(class);
+        }
+    }
+    let mut nodes: Vec<TermId> = class_of.keys().copied().collect();
+    nodes.sort_unstable();
+    let index = |id: TermId| nodes.binary_search(&id).ok().map(|i| i as u32);
+    // The links that hold without the group: asserted now, and derived by the other rules with a subject in A.
+    gone.sync();
+    let mut links: Vec<Triple> = View::new(&store.quads, &Overlay::new())
+        .scan(g0, &[None, Some(r), None])
+        .filter(|t| class_of.contains_key(&t[0]))
+        .collect();
+    let rows: Vec<Vec<Option<TermId>>> = nodes.iter().map(|&x| vec![Some(x)]).collect();
+    let mut seeded: Vec<(usize, Op)> = Vec::new();
+    for &w in others {
+        let rule = &program.rules[w];
+        for head in &rule.heads {
+            if head.graph.unwrap_or(g0) != g0 {
+                continue;
+            }
+            match &head.terms {
+                [_, Const(p), _] if *p != r => {}
+                [Var(v), Const(_) | Var(_), _] => seeded.push((
+                    w,
+                    seed_inside(
+                        &rule.body,
+                        Op::Values {
+                            vars: vec![*v],
+                            rows: rows.clone(),
+                        },
+                    ),
+                )),
+                [Const(c), Const(_) | Var(_), _] if class_of.contains_key(c) => {
+                    seeded.push((w, rule.body.clone()));
+                }
+                _ => {}
+            }
+        }
+    }
+    let jobs: Vec<Job<'_>> = seeded
+        .iter()
+        .map(|(w, body)| Job {
+            rule: *w,
+            body,
+            seed: None,
+            compiled: None,
+        })
+        .collect();
+    let outs = run_jobs(
+        program,
+        &jobs,
+        store,
+        (&gone.now, None),
+        options,
+        cancel,
+        usize::MAX,
+    )?;
+    links.extend(
+        facts(outs, store.dict.end())
+            .filter(|q| q[0] == g0 && q[2] == r && class_of.contains_key(&q[1]))
+            .map(|[_, s, p, o]| [s, p, o]),
+    );
+    let mut sets = super::closure::UnionFind::new(nodes.len());
+    let mut ends: HashSet<(u32, TermId)> = HashSet::new();
+    let mut literal_ends: Vec<(u32, TermId)> = Vec::new();
+    for &[s, _, o] in &links {
+        let Some(i) = index(s) else { continue };
+        if is_node(o) {
+            if let Some(j) = index(o) {
+                sets.union(i, j);
+            }
+        } else {
+            literal_ends.push((i, o));
+        }
+    }
+    for (i, o) in literal_ends {
+        ends.insert((sets.find(i), o));
+    }
+    let holds = |sets: &mut super::closure::UnionFind, x: TermId, y: TermId| -> bool {
+        let Some(i) = index(x) else { return false };
+        let root = sets.find(i);
+        if !is_node(y) {
+            return ends.contains(&(root, y));
+        }
+        sets.linked[root as usize] && index(y).is_some_and(|j| sets.find(j) == root)
+    };
+    // Classes that lost a literal object's link, or split: their pairs are compared one by one.
+    let mut changed = vec![false; classes.len()];
+    for &[_, s, _, o] in &lost_links {
+        if !is_node(o) {
+            if let Some(&k) = class_of.get(&s) {
+                changed[k as usize] = true;
+            }
+        }
+    }
+    for (k, class) in classes.iter().enumerate() {
+        if changed[k] {
+            continue;
+        }
+        let members: Vec<u32> = class.iter().filter_map(|&x| index(x)).collect();
+        let root = sets.find(members[0]);
+        changed[k] = !sets.linked[root as usize] || members.iter().any(|&i| sets.find(i) != root);
+    }
+    let mut lost = 0;
+    for (k, class) in classes.iter().enumerate() {
+        if !changed[k] {
+            continue;
+        }
+        cancel.check()?;
+        for &x in class {
+            let pairs: Vec<TermId> = View::with(old_asserted, &gone.now, Some(&gone.out))
+                .scan(g0, &[Some(x), Some(r), None])
+                .map(|t| t[2])
+                .collect();
+            for y in pairs {
+                let q = [g0, x, r, y];
+                if gone.holds_derived(&q) && !holds(&mut sets, x, y) && gone.lose(q) {
+                    lost += 1;
+                }
+            }
+        }
+    }
+    let mut regained = 0;
+    for q in lost_links {
+        if holds(&mut sets, q[1], q[3]) && gone.regain(q) {
+            regained += 1;
+        }
+    }
+    Ok((lost, regained))
+}
+
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
 /// `changes` (removed, added). Deletion first, group by group in stage order (a group reads only facts of earlier
 /// stages and its own, so what it reads from earlier groups is final when it runs):
@@ -519,12 +725,11 @@ fn maintain(
     let mut checking = std::time::Duration::ZERO;
 
     let mut gone = Gone {
-        old: &old,
         set: removed.iter().copied().collect(),
-        now: old.clone(),
+        now: old,
+        out: Overlay::new(),
         pending: Vec::new(),
         back: Vec::new(),
-        absent: HashSet::new(),
     };
     let mut whole_done = vec![false; n];
     // The rules of the groups done so far.
@@ -533,7 +738,15 @@ fn maintain(
     macro_rules! over_old {
         ($jobs:expr) => {{
             std::mem::swap(&mut store.quads, &mut old_asserted);
-            let outs = run_jobs(program, $jobs, store, &old, options, &cancel, made_left);
+            let outs = run_jobs(
+                program,
+                $jobs,
+                store,
+                (&gone.now, Some(&gone.out)),
+                options,
+                &cancel,
+                made_left,
+            );
             std::mem::swap(&mut store.quads, &mut old_asserted);
             match outs {
                 Ok(o) => o,
@@ -560,7 +773,7 @@ fn maintain(
                 program,
                 &jobs,
                 store,
-                &gone.now,
+                (&gone.now, None),
                 options,
                 &cancel,
                 usize::MAX,
@@ -586,9 +799,7 @@ fn maintain(
             let jobs = seeded_jobs(program, &flat, &seeds, &delta, &mut whole_done, false);
             let outs = over_old!(&jobs);
             made_left = made_left.saturating_sub(outs.iter().map(|o| o.made as usize).sum());
-            let mut fresh: Vec<Quad> = facts(outs, end)
-                .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]) && !gone.set.contains(q))
-                .collect();
+            let mut fresh: Vec<Quad> = facts(outs, end).filter(|q| gone.holds_derived(q)).collect();
             fresh.sort_unstable();
             fresh.dedup();
             stats.overdeleted += fresh.len();
@@ -617,6 +828,35 @@ fn maintain(
             if gone.set.is_empty() {
                 continue;
             }
+            let bodies: Vec<&crate::rules::Rule> =
+                g.rules.iter().map(|&r| &program.rules[r]).collect();
+            if let Some((_, c)) = super::closure::recognize_group(&bodies)
+                .filter(|(_, c)| c.shape == super::closure::Shape::Equivalence)
+            {
+                let t = Instant::now();
+                let others: Vec<usize> = done
+                    .iter()
+                    .copied()
+                    .filter(|r| !g.rules.contains(r))
+                    .collect();
+
+                let (lost, regained) = equivalence(
+                    program,
+                    (c.r, &others),
+                    &mut gone,
+                    &old_asserted,
+                    store,
+                    (options, &cancel),
+                )
+                .map_err(|_| capped_by_time(Report::default()))?;
+                stats.overdeleted += lost;
+                stats.rederived += regained;
+                checking += t.elapsed();
+                if gone.set.len() > give_up_at {
+                    return Ok(None);
+                }
+                continue;
+            }
             // Overdelete inside the group, over the old state.
             let before = gone.sorted();
             let mut frontier = before.clone();
@@ -627,10 +867,8 @@ fn maintain(
                     seeded_jobs(program, &g.rules, &frontier, &delta, &mut whole_done, false);
                 let outs = over_old!(&jobs);
                 made_left = made_left.saturating_sub(outs.iter().map(|o| o.made as usize).sum());
-                frontier = facts(outs, end)
-                    .filter(|q| old.contains(q[0], [q[1], q[2], q[3]]))
-                    .filter(|q| gone.lose(*q))
-                    .collect();
+                let found: Vec<Quad> = facts(outs, end).filter(|q| gone.holds_derived(q)).collect();
+                frontier = found.into_iter().filter(|q| gone.lose(*q)).collect();
                 frontier.sort_unstable();
                 lost.extend(&frontier);
                 if made_left == 0 || gone.set.len() > give_up_at {
@@ -659,7 +897,7 @@ fn maintain(
                     program,
                     &jobs,
                     store,
-                    &gone.now,
+                    (&gone.now, None),
                     options,
                     &cancel,
                     usize::MAX,
@@ -673,7 +911,6 @@ fn maintain(
     }
     gone.sync();
     let Gone { now: mut kept, .. } = gone;
-    drop(old);
     stats.times[1] = checking;
     stats.times[0] = started.elapsed() - checking;
 

@@ -431,12 +431,28 @@ impl Overlay {
 pub struct View<'a> {
     base: &'a QuadStore,
     derived: &'a Overlay,
+    /// A third layer, disjoint from the others (maintenance reads the old state as what is left of the derived
+    /// facts and what was taken out of them).
+    also: Option<&'a Overlay>,
 }
 
 impl<'a> View<'a> {
     /// `base ⊕ derived`.
     pub fn new(base: &'a QuadStore, derived: &'a Overlay) -> Self {
-        Self { base, derived }
+        Self {
+            base,
+            derived,
+            also: None,
+        }
+    }
+
+    /// `base ⊕ derived ⊕ also`, three disjoint layers.
+    pub fn with(base: &'a QuadStore, derived: &'a Overlay, also: Option<&'a Overlay>) -> Self {
+        Self {
+            base,
+            derived,
+            also,
+        }
     }
 
     /// The asserted facts.
@@ -452,6 +468,9 @@ impl<'a> View<'a> {
     /// Every triple of `graph` matching `pattern`, from both layers, merged into the pattern's sort order.
     pub fn scan(&self, graph: TermId, pattern: &Pattern) -> Scan<'a> {
         let mut scan = self.derived.scan(graph, pattern);
+        if let Some(also) = self.also {
+            scan.cursors.extend(also.scan(graph, pattern).cursors);
+        }
         if let Some(index) = self.base.graph(graph) {
             let (_, keys) = index.range(pattern);
             if !keys.is_empty() {
@@ -471,12 +490,14 @@ impl<'a> View<'a> {
     pub fn contains(&self, graph: TermId, triple: Triple) -> bool {
         self.base.graph(graph).is_some_and(|g| g.contains(triple))
             || self.derived.contains(graph, triple)
+            || self.also.is_some_and(|a| a.contains(graph, triple))
     }
 
     /// Every graph holding a fact in either layer, by id.
     pub fn graph_ids(&self) -> Vec<TermId> {
         let mut ids: Vec<TermId> = self.base.graphs().map(|(g, _)| g).collect();
         ids.extend(self.derived.graph_ids());
+        ids.extend(self.also.into_iter().flat_map(Overlay::graph_ids));
         ids.sort_unstable();
         ids.dedup();
         ids
