@@ -596,8 +596,9 @@ pub(super) fn update(
             differs: differs.join("; "),
         }));
     }
-    // The data files, hashed once.
-    let given_inputs = inputs(sources)?;
+    // The data files, hashed once, while the state is opened (a dump's hash is a sequential pass over it).
+    let (opened, given_inputs) = rayon::join(|| from_state(dir, progress), || inputs(sources));
+    let given_inputs = given_inputs?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
         && given_inputs
@@ -612,7 +613,7 @@ pub(super) fn update(
                 differs: differs.join("; "),
             }));
         }
-        let (mut store, mut reasoned, ..) = from_state(dir, progress)?;
+        let (mut store, mut reasoned, ..) = opened?;
         lap("open", &mut times);
         let mut mode = Mode::Unchanged;
         let mut before = Vec::new();
@@ -642,7 +643,7 @@ pub(super) fn update(
             lines_compared: None,
         });
     }
-    let (old_store, old, _, _, files) = from_state(dir, progress)?;
+    let (old_store, old, _, _, files) = opened?;
     lap("open", &mut times);
     let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);

@@ -551,19 +551,21 @@ pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<Vec<Option<LineTable>
                     .chunks_exact(16)
                     .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
                     .collect();
-                let ids = r.u32s(
-                    n.checked_mul(4)
+                // Decoded straight into quads (no list of ids in between: the table is most of the file).
+                let raw = r.take(
+                    n.checked_mul(16)
                         .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
                 )?;
-                if ids.iter().any(|&id| id >= terms.0) {
+                let id = |b: &[u8]| TermId(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+                let quads: Vec<Quad> = raw
+                    .chunks_exact(16)
+                    .map(|c| [id(&c[0..4]), id(&c[4..8]), id(&c[8..12]), id(&c[12..16])])
+                    .collect();
+                if quads.iter().flatten().any(|&id| id.0 >= terms.0) {
                     return Err(Damaged(
                         "a line's quad names a term the dictionary lacks".to_owned(),
                     ));
                 }
-                let quads: Vec<Quad> = ids
-                    .chunks_exact(4)
-                    .map(|c| [TermId(c[0]), TermId(c[1]), TermId(c[2]), TermId(c[3])])
-                    .collect();
                 let table = LineTable::from_parts(hashes, quads)
                     .ok_or_else(|| Damaged("a line table is not sorted".to_owned()))?;
                 tables.push(Some(table));

@@ -113,17 +113,20 @@ pub fn changes(compared: &[Compared], old: &QuadStore) -> (Vec<Quad>, Vec<Quad>)
     (removed, added)
 }
 
-/// Where each hash of a sorted list is: the list cut into `2^bits` buckets by the hash's top bits (about one
-/// line per bucket), so a lookup reads a bucket's bounds and a line or two.
+/// Where each hash of a sorted list is: the list cut into `2^bits` buckets by the hash's top bits (about four
+/// lines per bucket, one or two cache lines), so a lookup reads a bucket's bounds — a table of 32-bit starts
+/// small enough to stay in cache (2 MiB for a million lines) — and then the bucket.
 struct Directory<'a> {
     hashes: &'a [u128],
     shift: u32,
-    starts: Vec<usize>,
+    starts: Vec<u32>,
 }
 
 impl<'a> Directory<'a> {
     fn new(hashes: &'a [u128]) -> Self {
-        let bits = (usize::BITS - hashes.len().leading_zeros()).clamp(1, 24);
+        let bits = (usize::BITS - hashes.len().leading_zeros())
+            .saturating_sub(2)
+            .clamp(1, 24);
         let shift = 128 - bits;
         let mut starts = Vec::with_capacity((1 << bits) + 1);
         let mut at = 0;
@@ -131,7 +134,8 @@ impl<'a> Directory<'a> {
             while at < hashes.len() && hashes[at] >> shift < bucket {
                 at += 1;
             }
-            starts.push(at);
+            // `compare_file` gives way to a whole read for a table of 2^32 lines or more.
+            starts.push(at as u32);
         }
         Self {
             hashes,
@@ -143,7 +147,10 @@ impl<'a> Directory<'a> {
     /// Where `h` is (an empty range when it is not).
     fn find(&self, h: u128) -> Range<usize> {
         let bucket = (h >> self.shift) as usize;
-        let (start, end) = (self.starts[bucket], self.starts[bucket + 1]);
+        let (start, end) = (
+            self.starts[bucket] as usize,
+            self.starts[bucket + 1] as usize,
+        );
         let here = &self.hashes[start..end];
         let first = here.partition_point(|&x| x < h);
         let last = first + here[first..].iter().take_while(|&&x| x == h).count();
@@ -271,6 +278,9 @@ impl Loader {
         )
         .map_err(unreadable)?;
         drop(file);
+        if table.len() >= u32::MAX as usize {
+            return Ok(None);
+        }
         let directory = Directory::new(&table.hashes);
         let seen: Vec<AtomicBool> = (0..table.len()).map(|_| AtomicBool::new(false)).collect();
         progress.begin(&name, Some(len));
