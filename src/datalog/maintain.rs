@@ -341,6 +341,22 @@ impl Gone {
         !self.set.contains(q) && self.now.contains(q[0], [q[1], q[2], q[3]])
     }
 
+    /// Brings `now` up to date for bodies that read `reads`: a pending fact none of them can read stays in it
+    /// until a body that can runs (taking facts out of `now` is a pass over all of it).
+    fn sync_for(&mut self, reads: &[Access]) {
+        if !self.pending.is_empty() || !self.back.is_empty() {
+            let pending = change_accesses(&self.pending);
+            let back = change_accesses(&self.back);
+            if pending
+                .iter()
+                .chain(&back)
+                .any(|w| reads.iter().any(|r| r.overlaps(w)))
+            {
+                self.sync();
+            }
+        }
+    }
+
     /// Brings `now` (and `out`) up to date.
     fn sync(&mut self) {
         fn add(to: &mut Overlay, facts: &mut [Quad]) {
@@ -759,8 +775,12 @@ fn maintain(
     macro_rules! holding {
         ($checks:expr) => {{
             let t = Instant::now();
-            gone.sync();
             let bodies = check_bodies(program, $checks, store);
+            let reads: Vec<Access> = bodies
+                .iter()
+                .flat_map(|(r, _)| program.footprints[*r].reads.iter().copied())
+                .collect();
+            gone.sync_for(&reads);
             let jobs: Vec<Job<'_>> = bodies
                 .iter()
                 .map(|(r, body)| Job {
@@ -891,7 +911,12 @@ fn maintain(
             while !frontier.is_empty() {
                 frontier.sort_unstable();
                 let t = Instant::now();
-                gone.sync();
+                let reads: Vec<Access> = g
+                    .rules
+                    .iter()
+                    .flat_map(|&r| program.footprints[r].reads.iter().copied())
+                    .collect();
+                gone.sync_for(&reads);
                 let delta = default_triples(&frontier);
                 let jobs = seeded_jobs(program, &g.rules, &frontier, &delta, &mut again, true);
                 let outs = run_jobs(
