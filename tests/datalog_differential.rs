@@ -575,6 +575,26 @@ fn a_removal_that_overdeletes_most_of_a_large_component_is_derived_again_and_say
     assert_eq!(kept.lines().count(), 80 * 79 / 2 - 79);
 }
 
+#[test]
+fn a_change_removing_a_large_share_of_the_asserted_facts_is_derived_again_without_trying() {
+    // 10,000 facts, 6,000 of them removed: past a twentieth (and 4,096), deriving again is cheaper.
+    let data = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("<{EX}n{i}> <{EX}p> <{EX}n{}> .\n", i + 1))
+            .collect()
+    };
+    let rules = vec![format!(
+        "CONSTRUCT {{ ?y <{EX}q> ?x }} WHERE {{ ?x <{EX}p> ?y }}"
+    )];
+    let (kept, mode) = maintained(&data(10_000), &data(4_000), &rules, 2);
+    assert_eq!(mode, Mode::Full(maintain::LARGE_REMOVAL));
+    assert_eq!(kept, run(&data(4_000), &rules, Schedule::Staged, 1));
+    // A small removal from the same data is maintained.
+    let (kept, mode) = maintained(&data(10_000), &data(9_000), &rules, 2);
+    assert!(matches!(mode, Mode::Incremental(_)), "{mode:?}");
+    assert_eq!(kept, run(&data(9_000), &rules, Schedule::Staged, 1));
+}
+
 /// `r` symmetric and transitive: its classes are connected components.
 fn equivalence_rules() -> Vec<String> {
     vec![
