@@ -206,6 +206,19 @@ fn facts(outs: Vec<JobOut>, dict_end: TermId) -> impl Iterator<Item = Quad> {
 /// Why a change is derived again when overdeletion grows past its bound.
 pub const GAVE_UP: &str = "the facts the change overdeletes passed an eighth of the derived facts, where deriving them again is cheaper (DRed's worst case: a removed fact in a large recursive component)";
 
+/// Why a change is derived again when the bodies run while deleting instantiate more than a quarter as many facts
+/// as are derived.
+pub const MADE_TOO_MANY: &str = "the rule bodies run while deleting instantiated more than a quarter as many facts as are derived, where deriving them again is cheaper";
+
+/// The reason for giving up: the instantiation bound when it is spent, else the overdeletion bound.
+fn gave_up(made_left: usize) -> &'static str {
+    if made_left == 0 {
+        MADE_TOO_MANY
+    } else {
+        GAVE_UP
+    }
+}
+
 /// Why a change that removes many asserted facts is derived again without trying to maintain.
 pub const LARGE_REMOVAL: &str = "the change removes more than a twentieth of the asserted facts, where deriving again is cheaper (LUBM_L over LUBM(10): maintaining a 10 % removal costs 2.5–4× a fresh run's reasoning, a 1 % removal about 0.45×)";
 
@@ -274,7 +287,7 @@ pub fn update(
         });
     }
     let started = Instant::now();
-    let Some((kept, report, mut stats)) = maintain(
+    let (kept, report, mut stats) = match maintain(
         early,
         store,
         (removed, added),
@@ -282,9 +295,9 @@ pub fn update(
         old,
         options,
         progress,
-    )?
-    else {
-        return full(store, GAVE_UP);
+    )? {
+        Ok(kept) => kept,
+        Err(reason) => return full(store, reason),
     };
     let Some((_, late)) = &split else {
         return Ok((kept, report, Mode::Incremental(stats)));
@@ -713,7 +726,7 @@ fn equivalence(
 /// up past an eighth of `old`, or when its bodies instantiate more than a quarter as many facts as `old` holds:
 /// past that, deriving again from scratch costs less); a non-recursive group's deletions are exact, each checked
 /// once (delta rules with an eager one-step rederivation, the Backward/Forward idea without the backward
-/// chaining a recursive group would need). `None` (the store's asserted facts as they came) when it gives up.
+/// chaining a recursive group would need). The reason instead (the store's asserted facts as they came) when it gives up.
 fn maintain(
     program: &Program,
     store: &mut Store,
@@ -722,7 +735,7 @@ fn maintain(
     old: Overlay,
     options: &Options,
     progress: &dyn FixpointProgress,
-) -> Result<Option<(Overlay, Report, Maintenance)>, RunError> {
+) -> Result<Result<(Overlay, Report, Maintenance), &'static str>, RunError> {
     let started = Instant::now();
     let deadline = options.budget.deadline(started);
     let cancel = match (deadline, options.budget.timeout) {
@@ -844,7 +857,7 @@ fn maintain(
                 }
             }
             if made_left == 0 || gone.set.len() > give_up_at {
-                return Ok(None);
+                return Ok(Err(gave_up(made_left)));
             }
         } else {
             done.extend(&flat);
@@ -879,7 +892,7 @@ fn maintain(
                 stats.rederived += regained;
                 checking += t.elapsed();
                 if gone.set.len() > give_up_at {
-                    return Ok(None);
+                    return Ok(Err(GAVE_UP));
                 }
                 continue;
             }
@@ -898,7 +911,7 @@ fn maintain(
                 frontier.sort_unstable();
                 lost.extend(&frontier);
                 if made_left == 0 || gone.set.len() > give_up_at {
-                    return Ok(None);
+                    return Ok(Err(gave_up(made_left)));
                 }
             }
             stats.overdeleted += lost.len();
@@ -959,5 +972,5 @@ fn maintain(
     };
     let (overlay, report) = run_over(program, store, &insert, progress, kept);
     stats.times[2] = started.elapsed() - stats.times[0] - stats.times[1];
-    Ok(Some((overlay, report, stats)))
+    Ok(Ok((overlay, report, stats)))
 }
