@@ -165,7 +165,7 @@ fn change_sets(lines: &[&str]) -> Vec<(String, Vec<bool>)> {
     ]
 }
 
-/// A copy of the state `from` at `to` (untimed).
+/// A copy of the state `from` at `to`, flushed to disk (untimed).
 fn reset(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
     let ok = Command::new("cp")
@@ -176,6 +176,8 @@ fn reset(from: &Path, to: &Path) {
         .unwrap()
         .success();
     assert!(ok, "cp -a {} {}", from.display(), to.display());
+    // The copy's dirty pages are written back now, not during the timed run that follows.
+    let _ = Command::new("sync").status();
 }
 
 /// The median wall time, the largest peak, and the mode `--stats` reported, of `runs` runs, each from a fresh
