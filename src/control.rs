@@ -219,10 +219,28 @@ fn temporaries() -> MutexGuard<'static, Vec<PathBuf>> {
     TEMPORARIES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Records a temporary file before it is created.
-pub fn hold_temporary(path: &Path) {
+/// Records a temporary file (or folder) and creates it with `create`, both under the lock a stop takes: a stop
+/// either comes after, and removes what was created, or before, and then nothing is created (an `Interrupted`
+/// error instead). Recording first and creating outside the lock left a window where a stop removed nothing and
+/// the file was created just after, and outlived the process.
+pub fn create_temporary<R>(
+    path: &Path,
+    create: impl FnOnce() -> std::io::Result<R>,
+) -> std::io::Result<R> {
     let _hold = Held::new();
-    temporaries().push(path.to_owned());
+    let mut list = temporaries();
+    if STOPPING.load(Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "the command is stopping",
+        ));
+    }
+    list.push(path.to_owned());
+    let created = create();
+    if created.is_err() {
+        list.retain(|p| p != path);
+    }
+    created
 }
 
 /// Runs `f` (a rename of the temporary into place, or its removal), then forgets the temporary, all under the
@@ -315,8 +333,7 @@ mod tests {
         let kept = dir.path().join("kept");
         let dropped = dir.path().join("dropped");
         for p in [&kept, &dropped] {
-            hold_temporary(p);
-            std::fs::write(p, "x").unwrap();
+            create_temporary(p, || std::fs::write(p, "x")).unwrap();
         }
         release_temporary(&kept, || ());
         assert!(discard_temporaries() >= 1);

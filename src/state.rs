@@ -486,12 +486,14 @@ pub fn save(
         (2 * (deltas + bytes.len() as u64) <= opened.0[0].bytes).then_some((bytes, opened))
     });
     let new = parent.join(format!(".{base}.reasonctl-{}.new", std::process::id()));
-    control::hold_temporary(&new);
-    let written = (|| -> io::Result<bool> {
+    let created = control::create_temporary(&new, || {
         if new.exists() {
             std::fs::remove_dir_all(&new)?;
         }
-        std::fs::create_dir(&new)?;
+        std::fs::create_dir(&new)
+    });
+    let written = (|| -> io::Result<bool> {
+        created?;
         let linked = delta.and_then(|(bytes, opened)| {
             let kept = opened
                 .0

@@ -73,14 +73,13 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
     ))
 }
 
-/// A new temporary file in `dir` (recorded first, so a stop removes it), with the usual permissions of an output
+/// A new temporary file in `dir` (recorded as it is created, so a stop removes it), with the usual permissions of an output
 /// file (0666 less the umask, not a temporary file's 0600).
 fn create_temporary(dir: &Path) -> io::Result<(PathBuf, fs::File)> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     loop {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let temp = dir.join(format!(".reasonctl-{}-{n}.tmp", std::process::id()));
-        control::hold_temporary(&temp);
         let mut options = fs::OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
@@ -88,14 +87,10 @@ fn create_temporary(dir: &Path) -> io::Result<(PathBuf, fs::File)> {
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o666);
         }
-        match options.open(&temp) {
+        match control::create_temporary(&temp, || options.open(&temp)) {
             Ok(file) => return Ok((temp, file)),
-            Err(e) => {
-                control::release_temporary(&temp, || ());
-                if e.kind() != io::ErrorKind::AlreadyExists {
-                    return Err(e);
-                }
-            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
         }
     }
 }
