@@ -267,12 +267,7 @@ pub fn run_over(
                 })
                 .collect()
         });
-        let first_delta: Option<Vec<Triple>> = changes.as_ref().map(|c| {
-            c.iter()
-                .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
-                .map(|&[_, s, p, o]| [s, p, o])
-                .collect()
-        });
+        let first_delta: Option<Vec<Triple>> = changes.as_deref().map(default_triples);
         let mut first = true;
         let mut active: Vec<(usize, Option<Vec<Triple>>)> = stage_groups
             .iter()
@@ -544,6 +539,15 @@ pub fn run_over(
     report.elapsed = start.elapsed();
     report.credits.sort_unstable();
     (overlay, report)
+}
+
+/// The default-graph facts of `facts`, as triples (what a seeded atom reads).
+pub(super) fn default_triples(facts: &[Quad]) -> Vec<Triple> {
+    facts
+        .iter()
+        .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
+        .map(|&[_, s, p, o]| [s, p, o])
+        .collect()
 }
 
 /// What changed facts can be read as: for each graph (the default one, or a named one), each predicate, and for

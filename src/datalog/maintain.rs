@@ -32,7 +32,9 @@ use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
 use super::delta::{Seeding, seeding};
 use super::explain::{seed_inside, unify};
-use super::fixpoint::{Job, JobOut, Limits, Options, change_accesses, run_body, run_over};
+use super::fixpoint::{
+    Job, JobOut, Limits, Options, change_accesses, default_triples, run_body, run_over,
+};
 use super::footprint::Access;
 use super::{FixpointProgress, Program, Report, RunError};
 
@@ -459,12 +461,40 @@ fn seeded_jobs<'p>(
     jobs
 }
 
-fn default_triples(facts: &[Quad]) -> Vec<Triple> {
-    facts
-        .iter()
-        .filter(|q| q[0] == TermId::DEFAULT_GRAPH)
-        .map(|&[_, s, p, o]| [s, p, o])
+/// What the rules of `rules` read.
+fn reads_of(program: &Program, rules: impl IntoIterator<Item = usize>) -> Vec<Access> {
+    rules
+        .into_iter()
+        .flat_map(|r| program.footprints[r].reads.iter().copied())
         .collect()
+}
+
+/// Runs whole bodies (rule, body) over the new state: the store and `now`.
+fn run_whole(
+    program: &Program,
+    bodies: &[(usize, Op)],
+    store: &Store,
+    now: &Overlay,
+    (options, cancel): (&Options, &Cancel),
+) -> Result<Vec<JobOut>, ExecError> {
+    let jobs: Vec<Job<'_>> = bodies
+        .iter()
+        .map(|(r, body)| Job {
+            rule: *r,
+            body,
+            seed: None,
+            compiled: None,
+        })
+        .collect();
+    run_jobs(
+        program,
+        &jobs,
+        store,
+        (now, None),
+        options,
+        cancel,
+        usize::MAX,
+    )
 }
 
 /// The bodies that find, in one step, which of `candidates` a rule of `rules` derives: each body joined with the
@@ -584,7 +614,7 @@ fn equivalence(
     nodes.sort_unstable();
     let index = |id: TermId| nodes.binary_search(&id).ok().map(|i| i as u32);
     // The links that hold without the group: asserted now, and derived by the other rules with a subject in A.
-    gone.sync();
+    gone.sync_for(&reads_of(program, others.iter().copied()));
     let mut links: Vec<Triple> = View::new(&store.quads, &Overlay::new())
         .scan(g0, &[None, Some(r), None])
         .filter(|t| class_of.contains_key(&t[0]))
@@ -616,24 +646,7 @@ fn equivalence(
             }
         }
     }
-    let jobs: Vec<Job<'_>> = seeded
-        .iter()
-        .map(|(w, body)| Job {
-            rule: *w,
-            body,
-            seed: None,
-            compiled: None,
-        })
-        .collect();
-    let outs = run_jobs(
-        program,
-        &jobs,
-        store,
-        (&gone.now, None),
-        options,
-        cancel,
-        usize::MAX,
-    )?;
+    let outs = run_whole(program, &seeded, store, &gone.now, (options, cancel))?;
     links.extend(
         facts(outs, store.dict.end())
             .filter(|q| q[0] == g0 && q[2] == r && class_of.contains_key(&q[1]))
@@ -794,30 +807,9 @@ fn maintain(
         ($checks:expr) => {{
             let t = Instant::now();
             let bodies = check_bodies(program, $checks, store);
-            let reads: Vec<Access> = bodies
-                .iter()
-                .flat_map(|(r, _)| program.footprints[*r].reads.iter().copied())
-                .collect();
-            gone.sync_for(&reads);
-            let jobs: Vec<Job<'_>> = bodies
-                .iter()
-                .map(|(r, body)| Job {
-                    rule: *r,
-                    body,
-                    seed: None,
-                    compiled: None,
-                })
-                .collect();
-            let outs = run_jobs(
-                program,
-                &jobs,
-                store,
-                (&gone.now, None),
-                options,
-                &cancel,
-                usize::MAX,
-            )
-            .map_err(|_| capped_by_time(Report::default()))?;
+            gone.sync_for(&reads_of(program, bodies.iter().map(|(r, _)| *r)));
+            let outs = run_whole(program, &bodies, store, &gone.now, (options, &cancel))
+                .map_err(|_| capped_by_time(Report::default()))?;
             let found: HashSet<Quad> = facts(outs, end).collect();
             checking += t.elapsed();
             found
@@ -929,12 +921,7 @@ fn maintain(
             while !frontier.is_empty() {
                 frontier.sort_unstable();
                 let t = Instant::now();
-                let reads: Vec<Access> = g
-                    .rules
-                    .iter()
-                    .flat_map(|&r| program.footprints[r].reads.iter().copied())
-                    .collect();
-                gone.sync_for(&reads);
+                gone.sync_for(&reads_of(program, g.rules.iter().copied()));
                 let delta = default_triples(&frontier);
                 let jobs = seeded_jobs(program, &g.rules, &frontier, &delta, &mut again, true);
                 let outs = run_jobs(
