@@ -345,3 +345,31 @@ impl Report {
         })
     }
 }
+
+/// `rules` (SPARQL rules with the `:` prefix, ids `r0`, `r1`, …) compiled over `data` (TriG with the `:` prefix):
+/// the program and the store, for the unit tests of the engines.
+#[cfg(test)]
+pub(crate) fn test_program(data: &str, rules: &[&str]) -> (Program, Store) {
+    use crate::rules::{Origin, sparql};
+    use crate::store::load::{DataFormat, Loader, NoProgress};
+    let mut loader = Loader::new();
+    let data = format!("PREFIX : <http://e/>\n{data}");
+    loader
+        .load_reader("data", data.as_bytes(), DataFormat::Trig, None, &NoProgress)
+        .expect("data");
+    let mut store = loader.finish();
+    let compiled = rules
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let origin = Origin::File {
+                path: "r.rq".into(),
+                offset: 0,
+                prologue: 0,
+            };
+            let text = format!("PREFIX : <http://e/> {text}");
+            sparql::compile(&format!("r{i}"), origin, &text, &mut store.dict).expect("a valid rule")
+        })
+        .collect();
+    (Program::new(compiled), store)
+}

@@ -621,37 +621,10 @@ pub fn materialize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::{Origin, sparql};
-    use crate::store::load::{DataFormat, Loader, NoProgress};
 
     /// `rules` (SPARQL, with the `:` prefix) over `data` (Turtle, with the `:` prefix), checked.
     fn setup(data: &str, rules: &[&str]) -> (Program, Arc<Store>) {
-        let mut loader = Loader::new();
-        let data = format!("PREFIX : <http://e/>\n{data}");
-        loader
-            .load_reader(
-                "data",
-                data.as_bytes(),
-                DataFormat::Turtle,
-                None,
-                &NoProgress,
-            )
-            .expect("data");
-        let mut store = loader.finish();
-        let compiled = rules
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                let origin = Origin::File {
-                    path: "r.rq".into(),
-                    offset: 0,
-                    prologue: 0,
-                };
-                let text = format!("PREFIX : <http://e/> {text}");
-                sparql::compile(&format!("r{i}"), origin, &text, &mut store.dict).expect("a rule")
-            })
-            .collect();
-        let program = Program::new(compiled);
+        let (program, store) = crate::datalog::test_program(data, rules);
         assert!(check(&program).is_empty(), "{:?}", check(&program));
         (program, Arc::new(store))
     }
@@ -725,6 +698,8 @@ mod tests {
 
     #[test]
     fn constructs_the_engine_does_not_run_are_named_per_rule() {
+        use crate::rules::{Origin, sparql};
+        use crate::store::load::{DataFormat, Loader, NoProgress};
         let mut loader = Loader::new();
         loader
             .load_reader("d", "".as_bytes(), DataFormat::Turtle, None, &NoProgress)

@@ -1308,35 +1308,10 @@ fn head_fits(head: &Head, target: &Target, any_graph: bool) -> bool {
 mod tests {
     use super::*;
     use crate::datalog::{Budget, Schedule, fixpoint};
-    use crate::rules::{Origin, sparql};
-    use crate::store::load::{DataFormat, Loader, NoProgress};
 
     /// Materializes `rules` (each a SPARQL rule with the `:` prefix) over `data` (TriG with the `:` prefix).
     fn run(data: &str, rules: &[&str]) -> (Program, Store, Overlay) {
-        let mut loader = Loader::new();
-        let data = format!("PREFIX : <http://e/>\n{data}");
-        loader
-            .load_reader("data", data.as_bytes(), DataFormat::Trig, None, &NoProgress)
-            .expect("data");
-        let mut store = loader.finish();
-        let compiled = rules
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                sparql::compile(
-                    &format!("r{i}"),
-                    Origin::File {
-                        path: "r.rq".into(),
-                        offset: 0,
-                        prologue: 0,
-                    },
-                    &format!("PREFIX : <http://e/> {text}"),
-                    &mut store.dict,
-                )
-                .expect("a valid rule")
-            })
-            .collect();
-        let program = Program::new(compiled);
+        let (program, mut store) = crate::datalog::test_program(data, rules);
         let options = fixpoint::Options {
             schedule: Schedule::Staged,
             budget: Budget::default(),
