@@ -7,7 +7,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
@@ -57,21 +56,12 @@ fn run(dir: &Path, workers: u32) -> Result<Outcome, Failed> {
         "--workers".into(),
         workers.to_string(),
     ]);
-    let copy = case::copy_if_asked(dir)?;
-    let output = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-        .args(&args)
-        .current_dir(copy.as_ref().map_or(dir, |t| t.path()))
-        .output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if stderr.contains("panicked") {
-        return Err(format!("reasonctl panicked:\n{stderr}").into());
-    }
-    let exit = output.status.code().unwrap_or(-1);
-    let want_exit: i32 = match fs::read_to_string(dir.join("expected.exit")) {
-        Ok(text) => text.trim().parse()?,
-        Err(_) => 0,
-    };
+    let case::Ran {
+        stdout,
+        stderr,
+        exit,
+    } = case::run(dir, &args)?;
+    let want_exit = case::want_exit(dir)?;
     if stderr.contains("cannot be used with") {
         return if args
             .iter()

@@ -68,21 +68,12 @@ fn diff(expected: &str, actual: &str) -> String {
 
 fn run(dir: &Path) -> Result<(), Failed> {
     let args = case::args(dir)?;
-    let copy = case::copy_if_asked(dir)?;
-    let output = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
-        .args(&args)
-        .current_dir(copy.as_ref().map_or(dir, |t| t.path()))
-        .output()?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if stderr.contains("panicked") {
-        return Err(format!("reasonctl panicked:\n{stderr}").into());
-    }
-    let want_exit: i32 = match fs::read_to_string(dir.join("expected.exit")) {
-        Ok(text) => text.trim().parse()?,
-        Err(_) => 0,
-    };
-    let exit = output.status.code().unwrap_or(-1);
+    let case::Ran {
+        stdout,
+        stderr,
+        exit,
+    } = case::run(dir, &args)?;
+    let want_exit = case::want_exit(dir)?;
     if exit != want_exit {
         return Err(format!("exit code {exit}, expected {want_exit}\nstderr:\n{stderr}").into());
     }

@@ -37,3 +37,37 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// What one run of the binary on a case gave: standard output, standard error, exit code (-1 for a signal).
+pub struct Ran {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: i32,
+}
+
+/// Runs the binary with `args` in the case's folder (or its copy, when the case asks for one); a panic is an
+/// error.
+pub fn run(dir: &Path, args: &[String]) -> Result<Ran, Box<dyn std::error::Error + Send + Sync>> {
+    let copy = copy_if_asked(dir)?;
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(args)
+        .current_dir(copy.as_ref().map_or(dir, |t| t.path()))
+        .output()?;
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if stderr.contains("panicked") {
+        return Err(format!("reasonctl panicked:\n{stderr}").into());
+    }
+    Ok(Ran {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr,
+        exit: output.status.code().unwrap_or(-1),
+    })
+}
+
+/// The exit code a case expects (`expected.exit`, else 0).
+pub fn want_exit(dir: &Path) -> Result<i32, Box<dyn std::error::Error + Send + Sync>> {
+    match fs::read_to_string(dir.join("expected.exit")) {
+        Ok(text) => Ok(text.trim().parse()?),
+        Err(_) => Ok(0),
+    }
+}
