@@ -209,6 +209,8 @@ pub struct ReasoningSettings {
     pub track: bool,
     /// `materialize --engine dataflow --workers N`: the worker threads (`None`: the in-memory engine).
     pub dataflow: Option<usize>,
+    /// `--processes P --process I --hosts FILE` with the dataflow engine.
+    pub cluster: Option<datalog::dataflow::Cluster>,
 }
 
 /// Settings of `reasonctl materialize`.
@@ -586,8 +588,20 @@ fn reason(
     }
     control::enter(Phase::Reason);
     let options = run_options(settings, run, store);
+    let mut extra = None;
     let (program, overlay, report) = if let Some(workers) = settings.dataflow {
-        let (overlay, report) = dataflow(store, &program, workers, &options)?;
+        let (overlay, report, exchanged) = dataflow(store, &program, workers, &options, settings)?;
+        let mut json = serde_json::Map::new();
+        json.insert("engine".into(), "dataflow".into());
+        json.insert("workers".into(), workers.into());
+        let (process, processes) = settings
+            .cluster
+            .as_ref()
+            .map_or((0, 1), |c| (c.process, c.addresses.len()));
+        json.insert("process".into(), process.into());
+        json.insert("processes".into(), processes.into());
+        json.insert("bytes_sent".into(), exchanged.bytes_sent.into());
+        extra = Some(json);
         (program, overlay, report)
     } else {
         let outcome = if settings.owl2rl {
@@ -603,7 +617,7 @@ fn reason(
         };
         outcome.map_err(|e| run_failure(settings, e))?
     };
-    ran(settings, &report, stats)?;
+    ran(settings, &report, stats.then_some(extra))?;
     Ok(Reasoned {
         program,
         overlay,
@@ -619,7 +633,8 @@ fn dataflow(
     program: &datalog::Program,
     workers: usize,
     options: &datalog::Options,
-) -> Result<(Overlay, RunReport), Failure> {
+    settings: &ReasoningSettings,
+) -> Result<(Overlay, RunReport, datalog::dataflow::Exchanged), Failure> {
     let started = Instant::now();
     let timeout = options.budget.timeout;
     let df = datalog::dataflow::Settings {
@@ -628,6 +643,7 @@ fn dataflow(
         deadline: timeout.map(|t| started + t),
         timeout,
         max_facts: options.budget.max_facts,
+        cluster: settings.cluster.clone(),
     };
     let shared = std::sync::Arc::new(std::mem::take(store));
     let outcome = datalog::dataflow::materialize(program, shared.clone(), &df);
@@ -641,10 +657,13 @@ fn dataflow(
         });
     };
     *store = back;
-    let overlay = outcome.map_err(|e| {
+    let (overlay, exchanged) = outcome.map_err(|e| {
+        use datalog::dataflow::DataflowError as E;
         let exit_code = match e {
-            datalog::dataflow::DataflowError::Failed { .. } => 1,
-            _ => 3,
+            E::Timeout { .. } | E::MaxFacts { .. } => 3,
+            // A cluster started with a wrong address or on other inputs: the command line's fault.
+            E::Bind { .. } | E::Mismatch { .. } => 2,
+            E::Unreachable { .. } | E::Lost { .. } | E::Failed { .. } => 1,
         };
         Failure {
             exit_code,
@@ -656,7 +675,7 @@ fn dataflow(
         elapsed: started.elapsed(),
         ..RunReport::default()
     };
-    Ok((overlay, report))
+    Ok((overlay, report, exchanged))
 }
 
 /// How the rules run for a command: its settings, what is left of its deadline, the output's reserve.
@@ -702,12 +721,17 @@ fn run_failure(settings: &ReasoningSettings, e: RunError) -> Failure {
 }
 
 /// After a run: its warnings on stderr, its statistics written when `stats`.
-fn ran(settings: &ReasoningSettings, report: &RunReport, stats: bool) -> Result<(), Failure> {
+/// The run's warnings, and with `stats` (`Some`, with what the engine adds) its statistics.
+fn ran(
+    settings: &ReasoningSettings,
+    report: &RunReport,
+    stats: Option<Option<serde_json::Map<String, serde_json::Value>>>,
+) -> Result<(), Failure> {
     for w in &report.warnings {
         warn(format_args!("{:?}", Report::new(RuleWarning(w.clone()))));
     }
-    if stats {
-        write_stats(settings, report, None)?;
+    if let Some(extra) = stats {
+        write_stats(settings, report, extra)?;
     }
     Ok(())
 }
@@ -1099,6 +1123,10 @@ fn materialize(
         true,
         progress,
     )?;
+    // In a cluster, process 0 gathered the derived facts and writes them; the others write nothing.
+    if reasoning.cluster.as_ref().is_some_and(|c| c.process != 0) {
+        return Ok(Outcome::Done);
+    }
     control::enter(Phase::Output);
     let quads = state::output_facts(&store, &reasoned.overlay, settings.include_asserted);
     write_facts(settings, &store, &reasoned, run, quads)?;

@@ -139,6 +139,19 @@ pub struct MaterializeArgs {
     #[arg(long, value_name = "N", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub workers: Option<u32>,
 
+    /// With --engine dataflow: run as one of P processes (a cluster; see docs/scale-out.md). Every process is
+    /// started with the same command line but for --process; process 0 writes the output.
+    #[arg(long, value_name = "P", requires_all = ["engine", "hosts", "process"], value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub processes: Option<u32>,
+
+    /// With --processes: this process's index, 0 to P-1.
+    #[arg(long, value_name = "I", requires = "processes")]
+    pub process: Option<u32>,
+
+    /// With --processes: a file listing every process's host:port, one per line in process order (`#` comments).
+    #[arg(long, value_name = "FILE", requires = "processes")]
+    pub hosts: Option<PathBuf>,
+
     #[command(flatten)]
     pub reasoning: ReasoningArgs,
 

@@ -1,5 +1,6 @@
 //! The dataflow engine against the in-memory one: every `fixtures/materialize/<case>/` runs again with
-//! `--engine dataflow`, on 1 and on 2 workers (one test each). A case the engine accepts must give the in-memory
+//! `--engine dataflow`, on 1 and on 2 workers, and as a cluster of 2 processes × 1 worker on loopback (the test
+//! starts both; process 0 writes the output, process 1 nothing) — one test each. A case the engine accepts must give the in-memory
 //! engine's output byte for byte and its exit code (`expected.out`, `expected.exit`); a case it refuses must be
 //! refused with `reasonctl::rules::engine_unsupported`, naming the rule and `--engine memory`; a case that asks
 //! for an option the engine does not take (`--state`, `--provenance`, `--owl2rl`, `--max-iterations`) must be
@@ -41,7 +42,83 @@ enum Outcome {
     Capped,
 }
 
-fn run(dir: &Path, workers: u32) -> Result<Outcome, Failed> {
+/// How the dataflow engine runs a case.
+#[derive(Copy, Clone, Debug)]
+enum Layout {
+    /// One process with this many worker threads.
+    Workers(u32),
+    /// Two processes of one worker each, on loopback.
+    TwoProcesses,
+}
+
+/// A loopback address with a port free now.
+fn free_address() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").to_string()
+}
+
+/// Runs process 1 of a two-process cluster beside `run0` (process 0), and checks that process 1 wrote nothing,
+/// did not panic, and ended as process 0 did (or with success, when process 0 alone judged the result).
+fn beside_process_one(
+    dir: &Path,
+    args: &[String],
+    hosts: &Path,
+    run0: impl FnOnce(&[String]) -> Result<case::Ran, Failed>,
+) -> Result<case::Ran, Failed> {
+    let with = |i: u32| -> Vec<String> {
+        let mut a = args.to_vec();
+        a.extend([
+            "--workers".into(),
+            "1".into(),
+            "--processes".into(),
+            "2".into(),
+            "--hosts".into(),
+            hosts.display().to_string(),
+            "--process".into(),
+            i.to_string(),
+        ]);
+        a
+    };
+    let mut one = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(with(1))
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let ran = run0(&with(0));
+    // Process 1 ends with process 0 (a failure of either ends the other): waited for, killed past a minute.
+    let started = std::time::Instant::now();
+    while one.try_wait()?.is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(70) {
+            let _ = one.kill();
+            return Err("process 1 did not end".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = one.wait_with_output()?;
+    let ran = ran?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    let exit = out.status.code().unwrap_or(-1);
+    // A budget that stops process 1 first (say --max-memory) ends process 0 as a lost process (exit 1): the
+    // cluster was capped, as the in-memory run is.
+    if exit == 3 && ran.exit == 1 && ran.stderr.contains("reasonctl::dataflow::cluster_lost") {
+        return Ok(case::Ran { exit: 3, ..ran });
+    }
+    if stderr.contains("panicked") || !stdout.is_empty() || (exit != 0 && exit != ran.exit) {
+        return Err(format!(
+            "process 1 exited {exit} (process 0: {}), wrote {} bytes:\n{stderr}",
+            ran.exit,
+            stdout.len()
+        )
+        .into());
+    }
+    Ok(ran)
+}
+
+fn run(dir: &Path, layout: Layout) -> Result<Outcome, Failed> {
     let mut args = case::args(dir)?;
     if args.first().map(String::as_str) != Some("materialize") {
         return Err("not a materialize case".into());
@@ -50,17 +127,25 @@ fn run(dir: &Path, workers: u32) -> Result<Outcome, Failed> {
         // Already a dataflow case (tests/fixtures.rs runs it).
         return Ok(Outcome::Same);
     }
-    args.extend([
-        "--engine".into(),
-        "dataflow".into(),
-        "--workers".into(),
-        workers.to_string(),
-    ]);
+    args.extend(["--engine".into(), "dataflow".into()]);
     let case::Ran {
         stdout,
         stderr,
         exit,
-    } = case::run(dir, &args)?;
+    } = match layout {
+        Layout::Workers(n) => {
+            args.extend(["--workers".into(), n.to_string()]);
+            case::run(dir, &args)?
+        }
+        Layout::TwoProcesses => {
+            let tmp = tempfile::tempdir()?;
+            let hosts = tmp.path().join("hosts");
+            fs::write(&hosts, format!("{}\n{}\n", free_address(), free_address()))?;
+            beside_process_one(dir, &args, &hosts, |a| {
+                case::run(dir, a).map_err(Into::into)
+            })?
+        }
+    };
     let want_exit = case::want_exit(dir)?;
     if stderr.contains("cannot be used with") {
         return if args
@@ -111,29 +196,203 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
     for (name, dir) in cases() {
-        for workers in [1, 2] {
+        for layout in [Layout::Workers(1), Layout::Workers(2), Layout::TwoProcesses] {
             let dir = dir.clone();
-            trials.push(Trial::test(
-                format!("{name}/workers-{workers}"),
-                move || run(&dir, workers).map(|_| ()),
-            ));
+            let label = match layout {
+                Layout::Workers(n) => format!("workers-{n}"),
+                Layout::TwoProcesses => "processes-2".to_owned(),
+            };
+            trials.push(Trial::test(format!("{name}/{label}"), move || {
+                run(&dir, layout).map(|_| ())
+            }));
         }
     }
     // The comparison must not pass by refusing everything: most cases the engine runs give identical output.
     trials.push(Trial::test("most_cases_run_with_identical_output", || {
-        let outcomes: Vec<Outcome> = cases()
-            .iter()
-            .map(|(_, dir)| run(dir, 2))
-            .collect::<Result<_, _>>()?;
-        let same = outcomes.iter().filter(|o| **o == Outcome::Same).count();
-        if same * 2 < outcomes.len() {
-            return Err(format!(
-                "only {same} of {} cases ran with identical output",
-                outcomes.len()
-            )
-            .into());
+        for layout in [Layout::Workers(2), Layout::TwoProcesses] {
+            let outcomes: Vec<Outcome> = cases()
+                .iter()
+                .map(|(_, dir)| run(dir, layout))
+                .collect::<Result<_, _>>()?;
+            let same = outcomes.iter().filter(|o| **o == Outcome::Same).count();
+            if same * 2 < outcomes.len() {
+                return Err(format!(
+                    "{layout:?}: only {same} of {} cases ran with identical output",
+                    outcomes.len()
+                )
+                .into());
+            }
         }
         Ok(())
     }));
+    cluster_trials(&mut trials);
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// A transitive closure over a chain of `n` nodes: rules, data (in `dir`).
+fn chain(dir: &Path, n: usize) -> (PathBuf, PathBuf) {
+    let rules = dir.join("chain.rq");
+    fs::write(
+        &rules,
+        "PREFIX : <http://e/>\n#@rule base\nCONSTRUCT { ?x :reach ?y } WHERE { ?x :edge ?y }\n\
+         #@rule step\nCONSTRUCT { ?x :reach ?z } WHERE { ?x :reach ?y . ?y :edge ?z }\n",
+    )
+    .unwrap();
+    let data = dir.join("chain.nt");
+    let text: String = (0..n)
+        .map(|i| format!("<http://e/n{i}> <http://e/edge> <http://e/n{}> .\n", i + 1))
+        .collect();
+    fs::write(&data, text).unwrap();
+    (rules, data)
+}
+
+/// `reasonctl materialize DATA --rules RULES --engine dataflow --workers 1 --processes 2 --hosts HOSTS
+/// --process I` plus `extra`, in `dir`.
+fn process(
+    dir: &Path,
+    i: u32,
+    hosts: &Path,
+    data: &Path,
+    rules: &Path,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"));
+    c.current_dir(dir)
+        .arg("materialize")
+        .arg(data)
+        .arg("--rules")
+        .arg(rules)
+        .args([
+            "--engine",
+            "dataflow",
+            "--workers",
+            "1",
+            "--processes",
+            "2",
+            "--hosts",
+        ])
+        .arg(hosts)
+        .args(["--process", &i.to_string()])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+fn hosts_file(dir: &Path) -> PathBuf {
+    let hosts = dir.join("hosts");
+    fs::write(&hosts, format!("{}\n{}\n", free_address(), free_address())).unwrap();
+    hosts
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The cluster's own failures: each ends every process with a clear error, and nothing is written.
+fn cluster_trials(trials: &mut Vec<Trial>) {
+    trials.push(Trial::test(
+        "cluster/processes_on_other_rules_both_refuse_to_run",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 5);
+            let other = tmp.path().join("other.rq");
+            fs::write(
+                &other,
+                "PREFIX : <http://e/>\nCONSTRUCT { ?y :back ?x } WHERE { ?x :edge ?y }\n",
+            )?;
+            let hosts = hosts_file(tmp.path());
+            let one = process(tmp.path(), 1, &hosts, &data, &other, &[]).spawn()?;
+            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &["-o", "out.nq"]).output()?;
+            let one = one.wait_with_output()?;
+            for (i, out) in [(0, &zero), (1, &one)] {
+                let err = text(&out.stderr);
+                if out.status.code() != Some(2)
+                    || !err.contains("reasonctl::dataflow::cluster_mismatch")
+                    || !err.contains("same DATA")
+                {
+                    return Err(format!("process {i}: exit {:?}: {err}", out.status.code()).into());
+                }
+            }
+            if tmp.path().join("out.nq").exists() {
+                return Err("process 0 wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_process_that_never_comes_is_a_timeout_within_the_budget",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 5);
+            let hosts = hosts_file(tmp.path());
+            let started = std::time::Instant::now();
+            let zero = process(
+                tmp.path(),
+                0,
+                &hosts,
+                &data,
+                &rules,
+                &["--timeout", "1", "-o", "out.nq"],
+            )
+            .output()?;
+            let err = text(&zero.stderr);
+            if zero.status.code() != Some(3) || !err.contains("reasonctl::dataflow::timeout") {
+                return Err(format!("exit {:?}: {err}", zero.status.code()).into());
+            }
+            if started.elapsed() > std::time::Duration::from_secs(10)
+                || tmp.path().join("out.nq").exists()
+            {
+                return Err("it waited past its budget, or wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_process_killed_mid_run_ends_the_other_with_nothing_written",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // About a million derived facts: seconds of work on one worker each, ample time to kill one.
+            let (rules, data) = chain(tmp.path(), 1500);
+            let hosts = hosts_file(tmp.path());
+            let mut one = process(tmp.path(), 1, &hosts, &data, &rules, &[]).spawn()?;
+            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &["-o", "out.nq"]).spawn()?;
+            std::thread::sleep(std::time::Duration::from_millis(700));
+            one.kill()?;
+            let _ = one.wait();
+            let zero = zero.wait_with_output()?;
+            let err = text(&zero.stderr);
+            if zero.status.code() != Some(1)
+                || !err.contains("reasonctl::dataflow::cluster_lost")
+                || !err.contains("nothing was written")
+            {
+                return Err(format!("exit {:?}: {err}", zero.status.code()).into());
+            }
+            if err.contains("panicked") || tmp.path().join("out.nq").exists() {
+                return Err("process 0 panicked or wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_hosts_file_that_does_not_list_every_process_is_refused",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 5);
+            let hosts = tmp.path().join("hosts");
+            fs::write(&hosts, "# one address only\n127.0.0.1:1\n")?;
+            let out = process(tmp.path(), 0, &hosts, &data, &rules, &[]).output()?;
+            let err = text(&out.stderr);
+            if out.status.code() != Some(2)
+                || !err.contains("reasonctl::settings::bad_hosts")
+                || !err.contains("lists 1 addresses")
+            {
+                return Err(format!("exit {:?}: {err}", out.status.code()).into());
+            }
+            Ok(())
+        },
+    ));
 }

@@ -791,7 +791,7 @@ pub(super) fn update(
     )
     .map_err(|e| run_failure(&settings, e))?;
     progress.clear();
-    ran(&settings, &report, false)?;
+    ran(&settings, &report, None)?;
     lap("reason", &mut times);
     let mode = match how {
         maintain::Mode::Full(why) => Mode::Full(why.to_owned()),

@@ -144,6 +144,42 @@ pub enum SettingsError {
         )
     )]
     ChangeWithData,
+    /// An option of the dataflow engine given with the in-memory engine.
+    #[error("{option} is an option of the dataflow engine, but --engine is memory")]
+    #[diagnostic(
+        code(reasonctl::settings::needs_dataflow),
+        help("add --engine dataflow, or leave {option} out to run on the in-memory engine")
+    )]
+    NeedsDataflow {
+        /// The option.
+        option: &'static str,
+    },
+    /// `--process` is not below `--processes`.
+    #[error("--process {process} is not one of the {processes} processes (0 to {last})", last = processes - 1)]
+    #[diagnostic(
+        code(reasonctl::settings::bad_process),
+        help("number the processes of a cluster 0, 1, … P-1, one --process each")
+    )]
+    BadProcess {
+        /// `--process`.
+        process: u32,
+        /// `--processes`.
+        processes: u32,
+    },
+    /// The `--hosts` file cannot be read or does not list one address per process.
+    #[error("--hosts {path}: {problem}")]
+    #[diagnostic(
+        code(reasonctl::settings::bad_hosts),
+        help(
+            "list every process's host:port, one per line in process order (process 0 first), as many lines as --processes; `#` starts a comment"
+        )
+    )]
+    BadHosts {
+        /// The file.
+        path: String,
+        /// What is wrong, with the line.
+        problem: String,
+    },
     /// `--rules -`.
     #[error("--rules - : rules cannot be read from standard input")]
     #[diagnostic(
@@ -352,6 +388,7 @@ fn reasoning(
         refresh: args.refresh,
         track: false,
         dataflow: None,
+        cluster: None,
     })
 }
 
@@ -390,6 +427,20 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             || std::thread::available_parallelism().map_or(1, usize::from),
             |w| w as usize,
         ));
+    }
+    if args.engine != crate::cli::EngineArg::Dataflow {
+        let given = [
+            ("--workers", args.workers.is_some()),
+            ("--processes", args.processes.is_some()),
+        ];
+        if let Some((option, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(SettingsError::NeedsDataflow { option });
+        }
+    }
+    if let (Some(processes), Some(process), Some(hosts)) =
+        (args.processes, args.process, &args.hosts)
+    {
+        reasoning.cluster = Some(cluster(processes, process, hosts)?);
     }
     let changes = !(args.add.is_empty() && args.remove.is_empty());
     if changes && !sources.is_empty() {
@@ -564,5 +615,47 @@ fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
         deny_warnings: args.deny_warnings,
         output: args.output,
         dataflow: args.engine == crate::cli::EngineArg::Dataflow,
+    })
+}
+
+/// `--processes P --process I --hosts FILE`: the cluster, its addresses read and checked (one `host:port` per
+/// process, in order; blank lines and `#` comments skipped).
+fn cluster(
+    processes: u32,
+    process: u32,
+    hosts: &std::path::Path,
+) -> Result<crate::datalog::dataflow::Cluster, SettingsError> {
+    if process >= processes {
+        return Err(SettingsError::BadProcess { process, processes });
+    }
+    let bad = |problem: String| SettingsError::BadHosts {
+        path: hosts.display().to_string(),
+        problem,
+    };
+    let text = std::fs::read_to_string(hosts).map_err(|e| bad(format!("cannot be read: {e}")))?;
+    let mut addresses = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let port = line.rsplit_once(':').map(|(_, p)| p);
+        if line.contains(char::is_whitespace) || port.is_none_or(|p| p.parse::<u16>().is_err()) {
+            return Err(bad(format!(
+                "line {}: {line:?} is not a host:port address",
+                n + 1
+            )));
+        }
+        addresses.push(line.to_owned());
+    }
+    if addresses.len() != processes as usize {
+        return Err(bad(format!(
+            "it lists {} addresses, but --processes is {processes}",
+            addresses.len()
+        )));
+    }
+    Ok(crate::datalog::dataflow::Cluster {
+        process: process as usize,
+        addresses,
     })
 }

@@ -28,9 +28,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use differential_dataflow::VecCollection;
+use differential_dataflow::collection::AsCollection;
 use differential_dataflow::input::Input;
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Iterate;
+use hashbrown::HashMap;
+use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::operators::core::Exchange;
+use timely::dataflow::operators::core::Partition;
+use timely::dataflow::operators::{Inspect, Probe};
 use timely::progress::Timestamp;
 
 use crate::exec::ROW_UNBOUND;
@@ -43,6 +51,9 @@ use crate::rules::Rule;
 use crate::store::{Overlay, Store, TermId, TermRef, TermSource};
 
 use super::Program;
+
+mod cluster;
+pub use cluster::{Cluster, WAIT};
 
 /// A solution row: one cell per variable of the rule, [`UNBOUND`] where unbound.
 type Row = Vec<u32>;
@@ -95,6 +106,66 @@ pub enum DataflowError {
         /// The budget.
         max: usize,
     },
+    /// This process could not listen on its `--hosts` address.
+    #[error("the dataflow cluster cannot listen on {address}: {reason}; nothing was written")]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_bind),
+        help(
+            "the --hosts line of this process (--process) must be an address of this machine with a free port"
+        )
+    )]
+    Bind {
+        /// The address.
+        address: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// Another process of the cluster could not be reached, or did not connect, before the deadline.
+    #[error(
+        "the dataflow cluster's process {process} ({address}) is not there: {reason}; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_unreachable),
+        help(
+            "start every process of the cluster (--process 0 … P-1, each with the same --hosts file) within a minute of each other (or within --timeout), and check that their addresses are reachable"
+        )
+    )]
+    Unreachable {
+        /// The other process's index.
+        process: usize,
+        /// Its address.
+        address: String,
+        /// Why.
+        reason: String,
+    },
+    /// Another process of the cluster was started on other data, rules or options.
+    #[error(
+        "the dataflow cluster's process {process} does not match this one: {what}; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_mismatch),
+        help(
+            "start every process with the same command line but for --process: the same DATA, --rules, options and --hosts file"
+        )
+    )]
+    Mismatch {
+        /// The other process's index.
+        process: usize,
+        /// What differs.
+        what: String,
+    },
+    /// A worker failed, or another process of the cluster went away, during the run.
+    #[error("the dataflow run stopped: {reason}; nothing was written")]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_lost),
+        help(
+            "a process of the cluster ended or lost its connection (a budget such as --max-memory or --timeout stops a process with exit 3): look at that process's own error, then start every process again"
+        )
+    )]
+    Lost {
+        /// What the failing thread said.
+        reason: String,
+    },
     /// Timely could not start or a worker failed.
     #[error("the dataflow engine failed: {reason}")]
     #[diagnostic(
@@ -122,6 +193,8 @@ pub struct Settings {
     pub timeout: Option<std::time::Duration>,
     /// `--max-facts`.
     pub max_facts: Option<usize>,
+    /// `--processes P --process I --hosts FILE`; `None`: this process alone.
+    pub cluster: Option<Cluster>,
 }
 
 /// The constructs of `program` this engine does not run, one per rule and construct, in rule order.
@@ -209,22 +282,95 @@ fn exists_of(expr: &Expr) -> Option<(&Op, bool)> {
     }
 }
 
-/// What lowering reads in one scope: the facts so far and the one empty row.
+/// The constant predicates of the triple patterns `op` reads (those of `FILTER (NOT) EXISTS` included), added
+/// to `out` once each.
+fn predicates(op: &Op, out: &mut Vec<u32>) {
+    match op {
+        Op::Pattern(tp) => {
+            if let PatternTerm::Const(p) = tp.terms[1] {
+                if !out.contains(&p.0) {
+                    out.push(p.0);
+                }
+            }
+        }
+        Op::Filter { expr, .. } => {
+            if let Some((inner, _)) = exists_of(expr) {
+                predicates(inner, out);
+            }
+        }
+        _ => {}
+    }
+    for child in op.children() {
+        predicates(child, out);
+    }
+}
+
+/// What lowering reads in one scope: the facts so far, the same split by the predicates the scope's patterns
+/// name, and the one empty row.
 struct Cx<'s, T: Timestamp + Lattice> {
     facts: VecCollection<'s, T, Q, isize>,
+    /// The facts of each predicate a pattern of the scope names: one pass routes every fact to its predicate's
+    /// collection, so that a pattern with a constant predicate reads only its facts instead of all of them.
+    by_predicate: HashMap<u32, VecCollection<'s, T, Q, isize>>,
     unit: VecCollection<'s, T, (), isize>,
     store: Arc<Store>,
     env: Rc<Env>,
 }
 
 impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
+    /// The scope over `facts` for `rules` (their patterns' predicates split out).
+    fn new(
+        facts: VecCollection<'s, T, Q, isize>,
+        unit: VecCollection<'s, T, (), isize>,
+        store: Arc<Store>,
+        env: Rc<Env>,
+        rules: &[&Rule],
+    ) -> Self {
+        let mut preds = Vec::new();
+        for rule in rules {
+            predicates(&rule.body, &mut preds);
+        }
+        let mut by_predicate = HashMap::new();
+        if !preds.is_empty() {
+            let index: HashMap<u32, u64> = (preds.iter().enumerate())
+                .map(|(i, &p)| (p, i as u64))
+                .collect();
+            let other = preds.len() as u64;
+            // The last part (predicates no pattern names) is left unread.
+            let parts = facts
+                .inner
+                .clone()
+                .partition::<CapacityContainerBuilder<Vec<(Q, T, isize)>>, _, _>(
+                    other + 1,
+                    move |(q, t, r)| (index.get(&q[2]).copied().unwrap_or(other), (q, t, r)),
+                );
+            by_predicate = preds
+                .iter()
+                .zip(parts)
+                .map(|(&p, part)| (p, part.as_collection()))
+                .collect();
+        }
+        Cx {
+            facts,
+            by_predicate,
+            unit,
+            store,
+            env,
+        }
+    }
+
     fn rows(&self, op: &Op, width: usize) -> VecCollection<'s, T, Row, isize> {
         match op {
             Op::Empty => self.unit.clone().flat_map(|()| None::<Row>),
             Op::Unit => self.unit.clone().map(move |()| vec![UNBOUND; width]),
             Op::Pattern(tp) => {
+                let source = match tp.terms[1] {
+                    PatternTerm::Const(p) => self.by_predicate.get(&p.0),
+                    _ => None,
+                };
                 let tp = tp.clone();
-                self.facts
+                source
+                    .unwrap_or(&self.facts)
                     .clone()
                     .flat_map(move |q| match_pattern(&tp, q, width))
             }
@@ -470,13 +616,21 @@ fn join<'s, T: Timestamp + Lattice>(
     .flat_map(|r| r)
 }
 
-/// Runs `program` over `store`'s asserted facts on `settings.workers` threads; the derived facts. The caller
-/// has [`check`]ed the program.
+/// What a dataflow run moved between processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exchanged {
+    /// Bytes this process sent to the others (0 for one process).
+    pub bytes_sent: u64,
+}
+
+/// Runs `program` over `store`'s asserted facts on `settings.workers` threads (of this process, and of the
+/// others of `settings.cluster`); the derived facts (all of them on process 0, none on the others) and what was
+/// sent. The caller has [`check`]ed the program.
 pub fn materialize(
     program: &Program,
     store: Arc<Store>,
     settings: &Settings,
-) -> Result<Overlay, DataflowError> {
+) -> Result<(Overlay, Exchanged), DataflowError> {
     let rules: Arc<Vec<Rule>> = Arc::new(program.rules.clone());
     // Groups by stage, each with its rules and whether it reads its own writes.
     let deps = &program.deps;
@@ -494,7 +648,51 @@ pub fn materialize(
     let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
     let shared = (store.clone(), found.clone(), timed_out.clone());
-    let guards = timely::execute(timely::Config::process(workers), move |worker| {
+    // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
+    let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // The workers' allocators: this process's threads, and with a cluster the links to the other processes.
+    let (builders, links): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) =
+        match &settings.cluster {
+            None => timely::CommunicationConfig::Process(workers)
+                .try_build()
+                .map_err(|reason| DataflowError::Failed { reason })?,
+            Some(c) => {
+                let wait = Instant::now() + cluster::WAIT;
+                let links = cluster::connect(
+                    c,
+                    workers,
+                    cluster::fingerprint(program, &store),
+                    deadline.map_or(wait, |d| d.min(wait)),
+                )
+                .map_err(|e| match e {
+                    // The time budget ran out while waiting for the others: a timeout like any other.
+                    DataflowError::Unreachable { .. }
+                        if deadline.is_some_and(|d| Instant::now() >= d) =>
+                    {
+                        DataflowError::Timeout {
+                            seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
+                        }
+                    }
+                    e => e,
+                })?;
+                let links: Vec<Option<cluster::Counted>> = links
+                    .into_iter()
+                    .map(|l| l.map(|s| cluster::Counted::new(s, sent.clone())))
+                    .collect();
+                let hooks = timely::communication::Hooks::default();
+                let local = ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), None);
+                let (builders, guard) =
+                    initialize_networking_from_sockets(local, links, c.process, workers, hooks)
+                        .map_err(|e| DataflowError::Failed {
+                            reason: e.to_string(),
+                        })?;
+                let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+                (builders, Box::new(guard))
+            }
+        };
+    cluster::keep_worker_panics();
+    let config = timely::WorkerConfig::default();
+    let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         let (store, found, timed_out) = shared.clone();
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
@@ -508,34 +706,43 @@ pub fn materialize(
             let mut facts = asserted;
             for stage in stages.iter() {
                 let mut derived = Vec::new();
+                // The stage's non-recursive rules read one split of the facts so far.
+                let flat: Vec<&Rule> = (stage.iter())
+                    .filter(|(_, recursive)| !recursive)
+                    .flat_map(|(group, _)| group.iter().map(|&r| &rules[r]))
+                    .collect();
+                let cx = (!flat.is_empty()).then(|| {
+                    Cx::new(
+                        facts.clone(),
+                        unit.clone(),
+                        store.clone(),
+                        env.clone(),
+                        &flat,
+                    )
+                });
+                for rule in flat.iter() {
+                    derived.push(cx.as_ref().expect("a scope for the rules").rule(rule));
+                }
                 for (group, recursive) in stage {
                     if *recursive {
                         // x = distinct(rules(G, facts ∪ x)), from x = ∅: iterated on differences (semi-naive).
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
                         derived.push(facts.scope().iterate(move |inner, x| {
-                            let cx = Cx {
-                                facts: base.enter(inner).concat(x),
-                                unit: unit.enter(inner),
+                            let members: Vec<&Rule> = group.iter().map(|&r| &rules[r]).collect();
+                            let cx = Cx::new(
+                                base.enter(inner).concat(x),
+                                unit.enter(inner),
                                 store,
                                 env,
-                            };
+                                &members,
+                            );
                             let mut out = cx.rows_none();
                             for &r in &group {
                                 out = out.concat(cx.rule(&rules[r]));
                             }
                             out.distinct()
                         }));
-                    } else {
-                        let cx = Cx {
-                            facts: facts.clone(),
-                            unit: unit.clone(),
-                            store: store.clone(),
-                            env: env.clone(),
-                        };
-                        for &r in group {
-                            derived.push(cx.rule(&rules[r]));
-                        }
                     }
                 }
                 if !derived.is_empty() {
@@ -546,9 +753,12 @@ pub fn materialize(
                     facts = facts.concat(stage_facts.distinct());
                 }
             }
+            // Every derived fact goes to worker 0 (of process 0), which alone keeps them.
             let facts = facts.distinct();
             let sink = found.clone();
             let probe = facts
+                .inner
+                .exchange(|_| 0)
                 .inspect(move |(q, _, diff)| {
                     if *diff > 0 {
                         sink.lock().expect("a worker panicked").push(*q);
@@ -586,8 +796,16 @@ pub fn materialize(
         }
     })
     .map_err(|reason| DataflowError::Failed { reason })?;
-    for r in guards.join() {
-        r.map_err(|reason| DataflowError::Failed { reason })?;
+    // A worker that panicked, or a link whose other end went away (timely's reader panics, then the workers):
+    // the first panic's message; the guards' own panics on the way out are caught.
+    let joined = cluster::quietly(move || guards.join());
+    let failed = match joined {
+        Ok(results) => results.iter().any(Result::is_err),
+        Err(_) => true,
+    };
+    if failed {
+        let reason = cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned());
+        return Err(DataflowError::Lost { reason });
     }
     if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(DataflowError::Timeout {
@@ -615,7 +833,10 @@ pub fn materialize(
             return Err(DataflowError::MaxFacts { derived, max });
         }
     }
-    Ok(overlay)
+    let exchanged = Exchanged {
+        bytes_sent: sent.load(std::sync::atomic::Ordering::Relaxed),
+    };
+    Ok((overlay, exchanged))
 }
 
 #[cfg(test)]
@@ -636,6 +857,7 @@ mod tests {
             deadline: None,
             timeout: None,
             max_facts: None,
+            cluster: None,
         }
     }
 
@@ -650,7 +872,8 @@ mod tests {
     fn a_recursive_group_reaches_its_fixpoint_on_one_and_two_workers() {
         let (program, store) = setup(CHAIN, REACH);
         for workers in [1, 2] {
-            let overlay = materialize(&program, store.clone(), &settings(workers)).expect("a run");
+            let (overlay, _) =
+                materialize(&program, store.clone(), &settings(workers)).expect("a run");
             assert_eq!(overlay.len(), 6, "{workers} worker(s)");
         }
     }
