@@ -2,7 +2,8 @@
 //! 10) with LUBM_L and LUBM_LE, `--engine memory`, `--engine dataflow --workers 1` / `2`, and a cluster of 2
 //! processes × 1 worker on loopback: wall time, peak resident size (per process), bytes the processes sent each
 //! other (`--stats` `bytes_sent`, summed), and whether the outputs are byte-identical. One run each. The dataflow
-//! engine is for capacity; this shows what it costs on one machine. `cargo bench --bench dataflow`.
+//! engine is for capacity; this shows what it costs on one machine. `cargo bench --bench dataflow`
+//! (`REASONCTL_DATAFLOW_SETS=LUBM_L` for one rule set).
 
 mod lubm_gen;
 mod measure;
@@ -22,7 +23,9 @@ fn main() {
         "{:<8} {:<30} {:>8} {:>9} {:>10} {:>10}",
         "rules", "engine", "wall s", "peak MiB", "sent MiB", "identical"
     );
-    for set in ["LUBM_L", "LUBM_LE"] {
+    // `REASONCTL_DATAFLOW_SETS=LUBM_L` runs one rule set (LUBM(100) with LUBM_LE takes long on 2 cores).
+    let sets = std::env::var("REASONCTL_DATAFLOW_SETS").unwrap_or_else(|_| "LUBM_L,LUBM_LE".into());
+    for set in sets.split(',').filter(|s| !s.is_empty()) {
         let rules =
             Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("benches/lubm-rules/{set}.rq"));
         let rules = rules.to_str().unwrap();
