@@ -395,7 +395,7 @@ _reasonctl() {
             return 0
             ;;
         reasonctl__subcmd__materialize)
-            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --compress --format --include-asserted --add --remove --diff --provenance --provenance-graph --engine --workers --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
+            opts="-o -q -h -V --data-format --base --lenient --output --out-dir --compress --format --include-asserted --add --remove --diff --provenance --provenance-graph --engine --workers --processes --process --hosts --rules --rules-graph --schedule --no-closure --owl2rl --max-facts --max-memory --max-iterations --stats --state --refresh --timeout --reasoning-time --threads --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -454,6 +454,18 @@ _reasonctl() {
                     return 0
                     ;;
                 --workers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --processes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --process)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

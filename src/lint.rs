@@ -461,6 +461,7 @@ impl<'t> Builder<'t> {
 fn rule_of(e: &RuleError) -> Option<&str> {
     match e {
         RuleError::Syntax { rule, .. }
+        | RuleError::Srl { rule, .. }
         | RuleError::TooDeep { rule, .. }
         | RuleError::NotConstruct { rule, .. }
         | RuleError::Rejected { rule, .. }
@@ -524,6 +525,9 @@ impl Target {
     /// Finds the target in a rule's text (rule-text coordinates).
     pub fn find(&self, t: &RuleText) -> Option<Range<usize>> {
         match (t.language, self) {
+            // SRL spells variables and terms as SPARQL does; a variable is found where it first occurs.
+            (Language::Srl, Target::Var(v)) => Sparql::new(&t.text).var_in(v, None),
+            (Language::Srl, Target::Head) => None,
             (Language::Sparql, Target::Var(v)) => {
                 let s = Sparql::new(&t.text);
                 let where_at = s.keyword_from(0, &["WHERE"]).map(|(i, _)| i);
@@ -536,7 +540,7 @@ impl Target {
                 j.string_from(from, &format!("?{v}"))
                     .or_else(|| j.word_in_string_from(from, &format!("?{v}")))
             }
-            (Language::Sparql, Target::Term(spellings)) => {
+            (Language::Sparql | Language::Srl, Target::Term(spellings)) => {
                 let s = Sparql::new(&t.text);
                 let where_at = s.keyword_from(0, &["WHERE"]).map_or(0, |(i, _)| i);
                 spellings.iter().find_map(|sp| {
@@ -584,8 +588,19 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
             "nested too deep here",
         );
     }
+    if let RuleError::Srl { at, code, .. } = e {
+        let text = match *code {
+            crate::rules::srl::codes::SYNTAX => "here",
+            crate::rules::srl::codes::UNSUPPORTED => "not supported yet",
+            crate::rules::srl::codes::REASSIGNED | crate::rules::srl::codes::ASSIGNED_AFTER_USE => {
+                "assigned here"
+            }
+            _ => "no value here",
+        };
+        return label(at.clone(), text);
+    }
     match t.language {
-        Language::Sparql => {
+        Language::Sparql | Language::Srl => {
             let s = Sparql::new(&t.text);
             match e {
                 RuleError::Syntax { message, .. } if message.contains("Prefix not found") => label(

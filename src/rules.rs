@@ -6,6 +6,7 @@ pub mod model;
 pub mod reifier;
 pub mod source;
 pub mod sparql;
+pub mod srl;
 pub mod validate;
 
 use std::path::PathBuf;
@@ -29,6 +30,21 @@ pub enum RuleError {
         path: PathBuf,
         /// Why.
         reason: String,
+    },
+    /// An SRL rule that does not parse or is not well-formed (the code says which condition).
+    #[error("rule {rule}: {message}")]
+    #[diagnostic(help("{help}"))]
+    Srl {
+        /// The rule id.
+        rule: String,
+        /// The diagnostic code (`reasonctl::srl::…`).
+        code: &'static str,
+        /// What is wrong.
+        message: String,
+        /// The fix.
+        help: String,
+        /// Where, in the rule's text.
+        at: Option<std::ops::Range<usize>>,
     },
     /// The rule text is not valid SPARQL.
     #[error("rule {rule}: not valid SPARQL: {message}")]
@@ -411,6 +427,10 @@ pub fn compile_all(
                 Ok(r) => rules.push(r),
                 Err(e) => errors.extend(e),
             },
+            Language::Srl => match srl::compile(&t.id, t.origin.clone(), &t.text, dict) {
+                Ok(r) => rules.push(r),
+                Err(e) => errors.extend(e),
+            },
         }
     }
     (rules, errors)
@@ -425,7 +445,7 @@ pub fn declared_prefixes(texts: &[source::RuleText]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for t in texts {
         match t.language {
-            Language::Sparql => {
+            Language::Sparql | Language::Srl => {
                 for c in SPARQL.captures_iter(&t.text) {
                     let prefix = c.get(1).map_or("", |m| m.as_str()).to_owned();
                     out.push((prefix, c[2].to_owned()));

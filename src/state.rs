@@ -414,7 +414,12 @@ pub fn program_hash(texts: &[RuleText]) -> String {
     let mut h = sha2::Sha256::new();
     for t in texts {
         h.update(t.id.as_bytes());
-        h.update([0, u8::from(t.language == Language::JsonLd), 0]);
+        let language = match t.language {
+            Language::Sparql => 0,
+            Language::JsonLd => 1,
+            Language::Srl => 2,
+        };
+        h.update([0, language, 0]);
         h.update(t.text.as_bytes());
         h.update([0]);
     }

@@ -378,6 +378,74 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         },
     ));
     trials.push(Trial::test(
+        "cluster/a_peer_that_is_not_reasonctl_is_named_unreachable",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 5);
+            // "Process 0" is a listener that hangs up on every connection without a handshake.
+            let peer = std::net::TcpListener::bind("127.0.0.1:0")?;
+            let at = peer.local_addr()?.to_string();
+            std::thread::spawn(move || {
+                for c in peer.incoming() {
+                    drop(c);
+                }
+            });
+            let hosts = tmp.path().join("hosts");
+            fs::write(&hosts, format!("{at}\n{}\n", free_address()))?;
+            let out = process(tmp.path(), 1, &hosts, &data, &rules, &[]).output()?;
+            let err = text(&out.stderr);
+            if out.status.code() != Some(1)
+                || !err.contains("reasonctl::dataflow::cluster_unreachable")
+                || !err.contains(&at)
+            {
+                return Err(format!("exit {:?}: {err}", out.status.code()).into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/an_address_this_process_cannot_listen_on_is_refused",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 5);
+            // Process 0's own address is taken.
+            let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
+            let hosts = tmp.path().join("hosts");
+            fs::write(
+                &hosts,
+                format!("{}\n{}\n", taken.local_addr()?, free_address()),
+            )?;
+            let out = process(tmp.path(), 0, &hosts, &data, &rules, &[]).output()?;
+            let err = text(&out.stderr);
+            if out.status.code() != Some(2) || !err.contains("reasonctl::dataflow::cluster_bind") {
+                return Err(format!("exit {:?}: {err}", out.status.code()).into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test("cluster/a_process_index_past_the_count_and_dataflow_options_without_the_engine_are_refused", || {
+        let tmp = tempfile::tempdir()?;
+        let (rules, data) = chain(tmp.path(), 5);
+        let hosts = hosts_file(tmp.path());
+        let out = process(tmp.path(), 2, &hosts, &data, &rules, &[]).output()?;
+        let err = text(&out.stderr);
+        if out.status.code() != Some(2) || !err.contains("reasonctl::settings::bad_process") {
+            return Err(format!("--process 2 of 2: exit {:?}: {err}", out.status.code()).into());
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .arg("materialize")
+            .arg(&data)
+            .arg("--rules")
+            .arg(&rules)
+            .args(["--engine", "memory", "--workers", "2"])
+            .output()?;
+        let err = text(&out.stderr);
+        if out.status.code() != Some(2) || !err.contains("reasonctl::settings::needs_dataflow") || !err.contains("--workers") {
+            return Err(format!("--workers with --engine memory: exit {:?}: {err}", out.status.code()).into());
+        }
+        Ok(())
+    }));
+    trials.push(Trial::test(
         "cluster/a_hosts_file_that_does_not_list_every_process_is_refused",
         || {
             let tmp = tempfile::tempdir()?;

@@ -1,5 +1,7 @@
 //! This module defines every stable code a rule finding carries, in one place; `docs/lints.md` explains each.
 
+use crate::rules::srl::codes as srl;
+
 use crate::rules::RuleError;
 
 /// A rules file or folder could not be read.
@@ -81,6 +83,27 @@ pub const NO_RULES: &str = "reasonctl::lint::no_rules";
 pub const ALL: &[(&str, &str)] = &[
     (UNREADABLE, "A rules file or folder could not be read"),
     (SYNTAX, "The rule is not valid SPARQL"),
+    (srl::SYNTAX, "The SRL rule or data block does not parse"),
+    (
+        srl::UNBOUND_HEAD_VAR,
+        "An SRL head variable no triple pattern or SET of the body binds",
+    ),
+    (
+        srl::UNBOUND_EXPR_VAR,
+        "An SRL FILTER or SET expression reads a variable nothing before it binds",
+    ),
+    (
+        srl::REASSIGNED,
+        "An SRL variable assigned by two SET elements",
+    ),
+    (
+        srl::ASSIGNED_AFTER_USE,
+        "An SRL SET of a variable a triple pattern before it already uses",
+    ),
+    (
+        srl::UNSUPPORTED,
+        "An SRL construct of the draft not run yet (IMPORTS, WHERE DATA, NOT DATA)",
+    ),
     (
         TOO_DEEP,
         "A rule nesting brackets, operators or S-expressions past the limits",
@@ -184,6 +207,7 @@ pub fn of(e: &RuleError) -> &'static str {
     match e {
         RuleError::Unreadable { .. } => UNREADABLE,
         RuleError::Syntax { .. } => SYNTAX,
+        RuleError::Srl { code, .. } => code,
         RuleError::TooDeep { .. } => TOO_DEEP,
         RuleError::NotConstruct { .. } => NOT_CONSTRUCT,
         RuleError::Rejected { .. } => REJECTED_CONSTRUCT,

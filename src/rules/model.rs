@@ -13,6 +13,8 @@ pub enum Language {
     Sparql,
     /// `{"@context", "where", "insert"}`.
     JsonLd,
+    /// SHACL 1.2 Rules' compact syntax: `RULE { head } WHERE { body }`, `IF { body } THEN { head }`, `DATA { … }`.
+    Srl,
 }
 
 /// Where a rule's text came from.

@@ -140,7 +140,7 @@ fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
             p.is_file()
                 && p.extension()
                     .and_then(|e| e.to_str())
-                    .is_some_and(|e| matches!(e, "rq" | "sparql" | "json" | "jsonld"))
+                    .is_some_and(|e| matches!(e, "rq" | "sparql" | "json" | "jsonld" | "srl"))
         })
         .collect();
     files.sort();
@@ -158,6 +158,9 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
     let file_id = path.display().to_string();
     if is_json(path) {
         return split_json(path, &file_id, text);
+    }
+    if path.extension().is_some_and(|e| e == "srl") {
+        return super::srl::split(path, text);
     }
     // `#@rule [NAME]` lines start rules; the lines before the first are the prologue shared by all.
     let mut starts: Vec<(usize, Option<String>)> = Vec::new();

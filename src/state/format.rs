@@ -82,6 +82,7 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
         w.u32(match r.language {
             Language::Sparql => 0,
             Language::JsonLd => 1,
+            Language::Srl => 2,
         });
         match &r.origin {
             Origin::File {
@@ -351,6 +352,7 @@ impl Parts {
             let language = match r.u32()? {
                 0 => Language::Sparql,
                 1 => Language::JsonLd,
+                2 => Language::Srl,
                 _ => return Err(Damaged("a rule's language is unknown".to_owned())),
             };
             let origin = match r.u32()? {
