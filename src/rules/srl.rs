@@ -618,25 +618,43 @@ fn parse(text: &str) -> Result<Vec<Item>, Problem> {
     p.items()
 }
 
-/// The IRI a rule name (`<iri>` or a prefixed name) stands for, with the prefixes declared before it.
-fn expand(text: &str, name: &Range<usize>, prefixes: &HashMap<String, String>) -> Option<String> {
+/// The IRI a rule name (`<iri>`, relative to the `BASE` before it, or a prefixed name) stands for.
+fn expand(
+    text: &str,
+    name: &Range<usize>,
+    (prefixes, base): &(HashMap<String, String>, Option<String>),
+) -> Option<String> {
     let n = &text[name.clone()];
     if let Some(iri) = n.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
-        return Some(iri.to_owned());
+        let resolved = base
+            .as_deref()
+            .and_then(|b| oxiri::Iri::parse(b.to_owned()).ok())
+            .and_then(|b| b.resolve(iri).ok())
+            .map(oxiri::Iri::into_inner);
+        return Some(resolved.unwrap_or_else(|| iri.to_owned()));
     }
     let (prefix, local) = n.split_once(':')?;
     prefixes.get(prefix).map(|ns| format!("{ns}{local}"))
 }
 
-/// The prefixes `items` declare before `upto` (a byte offset).
-fn prefixes_before(text: &str, items: &[Item], upto: usize) -> HashMap<String, String> {
+/// The prefixes and the base `items` declare before `upto` (a byte offset).
+fn prefixes_before(
+    text: &str,
+    items: &[Item],
+    upto: usize,
+) -> (HashMap<String, String>, Option<String>) {
     let mut out = HashMap::new();
+    let mut base = None;
     for item in items {
         if let Item::Decl(at) = item {
             if at.start >= upto {
                 break;
             }
             let d = &text[at.clone()];
+            if d.len() > 4 && d[..4].eq_ignore_ascii_case("BASE") {
+                let iri = d[4..].trim().trim_start_matches('<').trim_end_matches('>');
+                base = Some(iri.to_owned());
+            }
             if d.len() > 6 && d[..6].eq_ignore_ascii_case("PREFIX") {
                 let rest = d[6..].trim_start();
                 if let Some((p, iri)) = rest.split_once(':') {
@@ -646,7 +664,7 @@ fn prefixes_before(text: &str, items: &[Item], upto: usize) -> HashMap<String, S
             }
         }
     }
-    out
+    (out, base)
 }
 
 /// The rules and data blocks of an SRL file, each as a rule text: the file with every other rule and data block
@@ -868,8 +886,10 @@ fn lower_body(text: &str, body: &[Element]) -> String {
     for (i, e) in body.iter().enumerate() {
         match e {
             Element::Triples(at, _) => {
+                // The block's own final `.` (optional in SRL) is dropped: one is added.
+                let block = text[at.clone()].trim_end();
                 acc.push('\n');
-                acc.push_str(&text[at.clone()]);
+                acc.push_str(block.strip_suffix('.').unwrap_or(block).trim_end());
                 acc.push_str(" .");
             }
             Element::Filter(at, _) => {
@@ -1093,6 +1113,22 @@ mod tests {
             "IF { ?x :q ?y } THEN { ?y :r ?x }"
         );
         assert_eq!(last.find("IF"), text.find("IF"));
+    }
+
+    #[test]
+    fn a_triple_block_ending_with_a_dot_before_set_or_filter_stays_valid_sparql() {
+        let s = sparql(
+            "PREFIX : <http://e/>\nRULE { ?x :q ?n } WHERE { ?x :p ?v ; :q ?n . SET(?l := 1) FILTER(?n > 1) }",
+        );
+        assert!(s.contains("?x :p ?v ; :q ?n .\nBIND(1 AS ?l)"), "{s}");
+        assert!(!s.contains(". ."), "{s}");
+    }
+
+    #[test]
+    fn a_relative_rule_name_resolves_against_the_base_before_it() {
+        let text = "BASE <http://e/base/>\nPREFIX : <http://e/>\nRULE <named> { ?x :q ?y } WHERE { ?x :p ?y }\n";
+        let texts = split(Path::new("f.srl"), text);
+        assert_eq!(texts[0].id, "http://e/base/named");
     }
 
     #[test]
