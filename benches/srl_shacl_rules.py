@@ -8,7 +8,8 @@ Set-up (the package needs Python >= 3.12):
     python3.13 -m venv /tmp/srlvenv && /tmp/srlvenv/bin/pip install shacl-rules
     cargo build --release
     /tmp/srlvenv/bin/python benches/srl_shacl_rules.py
-Exits 1 if a case disagrees.
+Exits 1 if a case disagrees or reasonctl fails; a case the other engine cannot run (its data parser, rdflib, reads
+no RDF 1.2 syntax) is reported and not compared.
 """
 import pathlib
 import subprocess
@@ -48,8 +49,9 @@ def main():
             s = subprocess.run([SRL, "eval", case / "rules.srl", data, "-o", theirs, "--output-format", "nt"],
                                capture_output=True, text=True)
             if s.returncode != 0:
-                print(f"{case.relative_to(ROOT)}: srl eval exit {s.returncode}: {s.stdout.strip()[-300:]}")
-                bad += 1
+                # Not a disagreement: the other engine could not run the case (rdflib reads no RDF 1.2 syntax).
+                said = " ".join(s.stdout.split())
+                print(f"{case.relative_to(ROOT)}: not compared, srl eval exit {s.returncode}: {said[-240:]}")
                 continue
             inferred = triples(theirs, "nt") - triples(data, fmt)
             derived = triples(ours, "nt")
