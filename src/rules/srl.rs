@@ -152,7 +152,8 @@ fn tokens(text: &str) -> Result<Vec<Tok>, Problem> {
                         return Err(syntax(start..start + open, "a string that does not end"));
                     }
                     if b[j] == b'\\' {
-                        j += 2;
+                        // The escaped character, whole (it may be several bytes).
+                        j += 1 + text[j + 1..].chars().next().map_or(0, char::len_utf8);
                         continue;
                     }
                     if starts(j, close) {
@@ -213,7 +214,9 @@ fn tokens(text: &str) -> Result<Vec<Tok>, Problem> {
                     if ch == ':' && !starts(j, ":=") {
                         colon = true;
                     } else if ch == '%' || ch == '\\' {
-                        j += 1;
+                        // `%XX` or `\c`: the next character belongs to the name, whole.
+                        j += 1 + text[j + 1..].chars().next().map_or(0, char::len_utf8);
+                        continue;
                     } else if !is_name_char(ch) {
                         break;
                     }
@@ -426,7 +429,7 @@ impl<'t> Parser<'t> {
                     return Err(problem(
                         codes::UNSUPPORTED,
                         self.here(),
-                        "WHERE DATA (a body matched against the data only) is not supported yet: the draft adds it without an evaluation yet".to_owned(),
+                        "WHERE DATA (a body matched against the data only) is not supported yet: the draft text followed here does not define its evaluation".to_owned(),
                         "write WHERE { … }; see docs/srl.md",
                     ));
                 }
@@ -512,7 +515,7 @@ impl<'t> Parser<'t> {
                     return Err(problem(
                         codes::UNSUPPORTED,
                         self.here(),
-                        "NOT DATA (a negation matched against the data only) is not supported yet: the draft adds it without an evaluation yet".to_owned(),
+                        "NOT DATA (a negation matched against the data only) is not supported yet: the draft text followed here does not define its evaluation".to_owned(),
                         "write NOT { … }; see docs/srl.md",
                     ));
                 }
@@ -618,6 +621,13 @@ fn parse(text: &str) -> Result<Vec<Item>, Problem> {
     p.items()
 }
 
+/// What follows `keyword` (any case) at the start of a declaration's text; `None` if it does not start so.
+fn keyword_rest<'d>(d: &'d str, keyword: &str) -> Option<&'d str> {
+    d.get(..keyword.len())
+        .filter(|k| k.eq_ignore_ascii_case(keyword))
+        .map(|_| &d[keyword.len()..])
+}
+
 /// The IRI a rule name (`<iri>`, relative to the `BASE` before it, or a prefixed name) stands for.
 fn expand(
     text: &str,
@@ -651,12 +661,12 @@ fn prefixes_before(
                 break;
             }
             let d = &text[at.clone()];
-            if d.len() > 4 && d[..4].eq_ignore_ascii_case("BASE") {
-                let iri = d[4..].trim().trim_start_matches('<').trim_end_matches('>');
+            if let Some(rest) = keyword_rest(d, "BASE") {
+                let iri = rest.trim().trim_start_matches('<').trim_end_matches('>');
                 base = Some(iri.to_owned());
             }
-            if d.len() > 6 && d[..6].eq_ignore_ascii_case("PREFIX") {
-                let rest = d[6..].trim_start();
+            if let Some(rest) = keyword_rest(d, "PREFIX") {
+                let rest = rest.trim_start();
                 if let Some((p, iri)) = rest.split_once(':') {
                     let iri = iri.trim().trim_start_matches('<').trim_end_matches('>');
                     out.insert(p.trim().to_owned(), iri.to_owned());
@@ -828,7 +838,7 @@ fn to_sparql(text: &str) -> Result<String, Vec<Problem>> {
         match it {
             Item::Decl(at) => {
                 let d = &text[at.clone()];
-                if d.len() >= 7 && d[..7].eq_ignore_ascii_case("IMPORTS") {
+                if keyword_rest(d, "IMPORTS").is_some() {
                     return Err(vec![problem(
                         codes::UNSUPPORTED,
                         at.clone(),
@@ -837,7 +847,7 @@ fn to_sparql(text: &str) -> Result<String, Vec<Problem>> {
                         "give the imported rule set to --rules as well, and remove the IMPORTS line",
                     )]);
                 }
-                if d.len() >= 7 && d[..7].eq_ignore_ascii_case("VERSION") {
+                if keyword_rest(d, "VERSION").is_some() {
                     continue;
                 }
                 sparql.push_str(d);
@@ -908,9 +918,12 @@ fn lower_body(text: &str, body: &[Element]) -> String {
                 let mut last = inside.start;
                 let mut renamed: HashMap<String, String> = HashMap::new();
                 for t in tokens(&text[inside.clone()]).unwrap_or_default() {
+                    if t.kind != Kind::Var {
+                        continue;
+                    }
                     let at = inside.start + t.at.start..inside.start + t.at.end;
                     let name = &text[at.start + 1..at.end];
-                    if t.kind != Kind::Var || before.contains(name) {
+                    if before.contains(name) {
                         continue;
                     }
                     let fresh = renamed.entry(name.to_owned()).or_insert_with(|| {
@@ -1131,6 +1144,31 @@ mod tests {
         assert_eq!(texts[0].id, "http://e/base/named");
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_split_and_translated_without_a_panic(text in "\\PC{0,80}") {
+            let _ = to_sparql(&text);
+            let _ = split(Path::new("f.srl"), &text);
+        }
+
+        #[test]
+        fn any_soup_of_srl_tokens_is_split_and_translated_without_a_panic(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "RULE", "IF", "THEN", "WHERE", "DATA", "NOT", "SET", "FILTER", "PREFIX", "BASE", "VERSION",
+                "IMPORTS", "{", "}", "(", ")", "[", "]", "<<", ">>", "<<(", ")>>", "{|", "|}", "~", ".", ";",
+                ",", ":=", "?x", "?y", ":p", "ex:", "<http://e/>", "\"s\"", "'''t'''", "1", "1.5", "-2",
+                "@en", "^^", "^", "/", "a", "&&", "||", "!", "<", ">=", "é", "\\", "%", "#c\n", "_:b",
+            ]), 0..40)
+        ) {
+            let text = parts.join(" ");
+            let _ = to_sparql(&text);
+            let _ = split(Path::new("f.srl"), &text);
+            let glued = parts.concat();
+            let _ = to_sparql(&glued);
+            let _ = split(Path::new("f.srl"), &glued);
+        }
+    }
+
     #[test]
     fn deep_or_odd_input_is_a_syntax_error_not_a_crash() {
         for text in [
@@ -1141,6 +1179,18 @@ mod tests {
             "RULE { ?x :p ?y } WHERE { ((((((((( }",
         ] {
             assert!(to_sparql(text).is_err(), "{text}");
+        }
+        for text in [
+            "BASE<é>\nIF { ?x :p ?y } THEN { ?x :q ?y }",
+            "PREFIX é:<http://e/> IF { ?x é:p ?y } THEN { ?x é:q ?y }",
+            "IF { ?x :p \"\\é\" } THEN { ?x :q 1 }",
+            "IF { ?x ex:a\\é ?y } THEN { }",
+            "IF { ?x :p \"\\",
+            "RULE { } WHERE { ?x ex:a%",
+            "RULE { ?x :q ?y } WHERE { ?x :p ?y NOT { é:a :p ?x } }",
+        ] {
+            let _ = to_sparql(text);
+            let _ = split(Path::new("f.srl"), text);
         }
         let deep = format!(
             "RULE {{ ?x <p> ?y }} WHERE {{ ?x <p> ?y FILTER({}1{}) }}",
