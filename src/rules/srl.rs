@@ -120,12 +120,20 @@ fn tokens(text: &str) -> Result<Vec<Tok>, Problem> {
                     (Kind::Punct, i + 2)
                 } else {
                     // An IRI runs to `>` without white space or the characters IRIs exclude; else an operator.
+                    // `<` before a variable, a number, a sign, a bracket or a string is an operator: `?a<?b&&?b>1`
+                    // is a comparison (a relative IRI starting so would be odd).
                     let rest = &text[i + 1..];
+                    let operand = rest
+                        .chars()
+                        .next()
+                        .is_some_and(|ch| "?$-+(\"'".contains(ch) || ch.is_ascii_digit());
                     let stop = rest.find(|ch: char| {
                         ch == '>' || ch.is_whitespace() || "<\"{}|^`".contains(ch)
                     });
                     match stop {
-                        Some(n) if rest[n..].starts_with('>') => (Kind::Iri, i + 1 + n + 1),
+                        Some(n) if !operand && rest[n..].starts_with('>') => {
+                            (Kind::Iri, i + 1 + n + 1)
+                        }
                         _ if starts(i, "<=") => (Kind::Punct, i + 2),
                         _ => (Kind::Punct, i + 1),
                     }
@@ -222,7 +230,7 @@ fn tokens(text: &str) -> Result<Vec<Tok>, Problem> {
                     }
                     j += ch.len_utf8();
                 }
-                while j > i + 1 && b[j - 1] == b'.' {
+                while j > i + 1 && b[j - 1] == b'.' && b[j - 2] != b'\\' {
                     j -= 1;
                 }
                 (if colon { Kind::PName } else { Kind::Word }, j.min(b.len()))
@@ -252,12 +260,8 @@ enum Element {
     Triples(Range<usize>, Vec<(String, Range<usize>)>),
     /// `FILTER` and its constraint (text range), with the constraint's variables.
     Filter(Range<usize>, Vec<(String, Range<usize>)>),
-    /// `NOT { … }`: the inside (text range), its patterns' variables, its constraints' variables.
-    Not(
-        Range<usize>,
-        Vec<(String, Range<usize>)>,
-        Vec<(String, Range<usize>)>,
-    ),
+    /// `NOT { … }`: the inside (text range) and its elements (triple patterns and FILTERs), in order.
+    Not(Range<usize>, Vec<Element>),
     /// `SET(?v := e)`: the variable (with where it is), the expression (text range), its variables.
     Set(
         (String, Range<usize>),
@@ -288,7 +292,53 @@ enum Item {
 struct Parser<'t> {
     text: &'t str,
     toks: Vec<Tok>,
+    /// For each opening bracket's token, the index of the token that closes it.
+    pairs: Vec<Option<usize>>,
     i: usize,
+}
+
+/// The closing bracket of each opening one (matched by kind, in one pass); an error at the first bracket that
+/// closes the wrong kind or is never closed.
+fn pairs(text: &str, toks: &[Tok]) -> Result<Vec<Option<usize>>, Problem> {
+    let mut out = vec![None; toks.len()];
+    let mut open: Vec<(usize, &str)> = Vec::new();
+    for (j, t) in toks.iter().enumerate() {
+        if t.kind != Kind::Punct {
+            continue;
+        }
+        let p = &text[t.at.clone()];
+        let closer = match p {
+            "{" => "}",
+            "(" => ")",
+            "[" => "]",
+            "<<" => ">>",
+            "{|" => "|}",
+            "<<(" => ")>>",
+            "}" | ")" | "]" | ">>" | "|}" | ")>>" => {
+                match open.pop() {
+                    Some((k, want)) if want == p => out[k] = Some(j),
+                    Some((k, want)) => {
+                        return Err(syntax(
+                            t.at.clone(),
+                            format!(
+                                "{p} closes the {} at byte {} (expected {want})",
+                                &text[toks[k].at.clone()],
+                                toks[k].at.start
+                            ),
+                        ));
+                    }
+                    None => return Err(syntax(t.at.clone(), format!("{p} closes nothing"))),
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        open.push((j, closer));
+    }
+    match open.pop() {
+        Some((k, _)) => Err(syntax(toks[k].at.clone(), "this bracket is never closed")),
+        None => Ok(out),
+    }
 }
 
 impl<'t> Parser<'t> {
@@ -315,26 +365,11 @@ impl<'t> Parser<'t> {
 
     /// The index of the token closing the bracket at `self.i` (`{`, `(`, `[`, `<<`, `{|`, `<<(`).
     fn closing(&self) -> Result<usize, Problem> {
-        let mut depth = 0usize;
-        for (j, t) in self.toks.iter().enumerate().skip(self.i) {
-            if t.kind != Kind::Punct {
-                continue;
-            }
-            match &self.text[t.at.clone()] {
-                "{" | "(" | "[" | "<<" | "{|" | "<<(" => depth += 1,
-                "}" | ")" | "]" | ">>" | "|}" | ")>>" => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        return Ok(j);
-                    }
-                }
-                _ => {}
-            }
-        }
-        Err(syntax(
-            self.here(),
-            "this bracket is never closed".to_owned(),
-        ))
+        self.pairs
+            .get(self.i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| syntax(self.here(), "expected an opening bracket"))
     }
 
     /// A bracketed block: the range strictly inside it, the parser after it.
@@ -348,11 +383,21 @@ impl<'t> Parser<'t> {
         Ok(inside)
     }
 
+    /// The variables (by name) and blank node labels (as spelled: `_:b`; the two cannot clash) in `range`.
     fn vars(&self, range: &Range<usize>) -> Vec<(String, Range<usize>)> {
-        self.toks
+        // Tokens are in text order: only those of the range are looked at.
+        let from = self.toks.partition_point(|t| t.at.start < range.start);
+        self.toks[from..]
             .iter()
-            .filter(|t| t.kind == Kind::Var && t.at.start >= range.start && t.at.end <= range.end)
-            .map(|t| (self.text[t.at.start + 1..t.at.end].to_owned(), t.at.clone()))
+            .take_while(|t| t.at.end <= range.end)
+            .filter(|t| matches!(t.kind, Kind::Var | Kind::Blank))
+            .map(|t| {
+                let skip = usize::from(t.kind == Kind::Var);
+                (
+                    self.text[t.at.start + skip..t.at.end].to_owned(),
+                    t.at.clone(),
+                )
+            })
             .collect()
     }
 
@@ -380,13 +425,17 @@ impl<'t> Parser<'t> {
                 self.i += 1;
                 items.push(Item::Decl(start..iri.end));
             } else if self.word("BASE") || self.word("IMPORTS") {
+                let base = self.word("BASE");
                 self.i += 1;
                 let at = self.here();
-                if self
-                    .peek()
-                    .is_none_or(|t| !matches!(t.kind, Kind::Iri | Kind::PName))
-                {
-                    return Err(syntax(at, "expected an IRI"));
+                let fits = |t: &Tok| t.kind == Kind::Iri || (!base && t.kind == Kind::PName);
+                if self.peek().is_none_or(|t| !fits(t)) {
+                    let what = if base {
+                        "expected <IRI> after BASE"
+                    } else {
+                        "expected an IRI"
+                    };
+                    return Err(syntax(at, what));
                 }
                 self.i += 1;
                 items.push(Item::Decl(start..at.end));
@@ -401,10 +450,31 @@ impl<'t> Parser<'t> {
             } else if self.word("DATA") {
                 self.i += 1;
                 let inside = self.block("{", "{ after DATA")?;
-                if let Some((v, at)) = self.vars(&inside).into_iter().next() {
+                let within = |t: &&Tok| t.at.start >= inside.start && t.at.end <= inside.end;
+                if let Some(t) = self
+                    .toks
+                    .iter()
+                    .filter(within)
+                    .find(|t| t.kind == Kind::Var)
+                {
                     return Err(syntax(
-                        at,
-                        format!("a DATA block holds triples only, not the variable ?{v}"),
+                        t.at.clone(),
+                        format!(
+                            "a DATA block holds triples only, not the variable {}",
+                            &self.text[t.at.clone()]
+                        ),
+                    ));
+                }
+                let anonymous = |t: &&Tok| {
+                    t.kind == Kind::Blank
+                        || (t.kind == Kind::Punct && matches!(&self.text[t.at.clone()], "[" | "("))
+                };
+                if let Some(t) = self.toks.iter().filter(within).find(anonymous) {
+                    return Err(problem(
+                        codes::UNSUPPORTED,
+                        t.at.clone(),
+                        "blank nodes and collections in a DATA block are not supported yet (a data block runs as a rule, and rule heads do not mint blank nodes)".to_owned(),
+                        "name the node with an IRI, or put these triples in the data files",
                     ));
                 }
                 items.push(Item::Data {
@@ -528,16 +598,7 @@ impl<'t> Parser<'t> {
                 let inner = self.elements(close, true)?;
                 let range = self.toks[open].at.end..self.toks[close].at.start;
                 self.i = close + 1;
-                let mut patterns = Vec::new();
-                let mut filters = Vec::new();
-                for e in inner {
-                    match e {
-                        Element::Triples(_, v) => patterns.extend(v),
-                        Element::Filter(_, v) => filters.extend(v),
-                        _ => {}
-                    }
-                }
-                out.push(Element::Not(range, patterns, filters));
+                out.push(Element::Not(range, inner));
             } else if self.word("SET") {
                 if basic {
                     return Err(syntax(self.here(), "SET cannot be used inside NOT"));
@@ -604,6 +665,29 @@ impl<'t> Parser<'t> {
                         self.i += 1;
                     }
                 }
+                // Only SRL's own triple syntax: no SPARQL keywords, no path closures or alternatives.
+                for (k, t) in self.toks[start..self.i].iter().enumerate() {
+                    let spelled = &self.text[t.at.clone()];
+                    let next_is_number = self
+                        .toks
+                        .get(start + k + 1)
+                        .is_some_and(|n| n.kind == Kind::Num && n.at.start == t.at.end);
+                    let bad = match t.kind {
+                        Kind::Word => !matches!(spelled, "a" | "true" | "false"),
+                        Kind::Punct => {
+                            matches!(spelled, "|" | "*") || (spelled == "+" && !next_is_number)
+                        }
+                        _ => false,
+                    };
+                    if bad {
+                        return Err(syntax(
+                            t.at.clone(),
+                            format!(
+                                "{spelled} is not SRL here: a body holds triple patterns (paths with / and ^ only), FILTER, NOT and SET(?v := expression)"
+                            ),
+                        ));
+                    }
+                }
                 let at = self.toks[start].at.start..self.toks[self.i - 1].at.end;
                 out.push(Element::Triples(at.clone(), self.vars(&at)));
             }
@@ -613,9 +697,11 @@ impl<'t> Parser<'t> {
 }
 
 fn parse(text: &str) -> Result<Vec<Item>, Problem> {
+    let toks = tokens(text)?;
     let mut p = Parser {
         text,
-        toks: tokens(text)?,
+        pairs: pairs(text, &toks)?,
+        toks,
         i: 0,
     };
     p.items()
@@ -695,19 +781,39 @@ pub fn split(path: &Path, text: &str) -> Vec<RuleText> {
     let Ok(items) = parse(text) else {
         return vec![whole(file_id)];
     };
-    let own = |item: &Item| match item {
-        Item::Rule { at, .. } | Item::Data { at, .. } => Some(at.clone()),
-        Item::Decl(_) => None,
-    };
     let mut out = Vec::new();
     let (mut rules, mut data) = (0, 0);
+    // One pass, in file order: the prologue so far (the file up to the last declaration, the items in it
+    // blanked, line breaks kept), and the prefixes and base it declares.
+    let mut prefix: Vec<u8> = Vec::new();
+    let mut pending: Vec<Range<usize>> = Vec::new();
+    let mut declared: (HashMap<String, String>, Option<String>) = (HashMap::new(), None);
     for item in &items {
-        let Some(at) = own(item) else { continue };
+        let at = match item {
+            Item::Decl(d) => {
+                let from = prefix.len();
+                prefix.extend_from_slice(&text.as_bytes()[from..d.end]);
+                for r in pending.drain(..) {
+                    for b in &mut prefix[r] {
+                        if *b != b'\n' {
+                            *b = b' ';
+                        }
+                    }
+                }
+                let one = prefixes_before(text, std::slice::from_ref(item), d.end);
+                declared.0.extend(one.0);
+                if one.1.is_some() {
+                    declared.1 = one.1;
+                }
+                continue;
+            }
+            Item::Rule { at, .. } | Item::Data { at, .. } => at.clone(),
+        };
+        pending.push(at.clone());
         let id = match item {
             Item::Rule { name: Some(n), .. } => {
                 rules += 1;
-                let prefixes = prefixes_before(text, &items, at.start);
-                expand(text, n, &prefixes).unwrap_or_else(|| text[n.clone()].to_owned())
+                expand(text, n, &declared).unwrap_or_else(|| text[n.clone()].to_owned())
             }
             Item::Rule { .. } => {
                 rules += 1;
@@ -718,33 +824,25 @@ pub fn split(path: &Path, text: &str) -> Vec<RuleText> {
                 format!("{file_id}#data-{data}")
             }
         };
-        // Everything but the declarations before it and the item itself, blanked (line breaks kept).
-        let mut own_text: Vec<u8> = text.as_bytes()[..at.end].to_vec();
-        for other in items.iter().filter_map(own) {
-            if other.start < at.start {
-                for b in &mut own_text[other.clone()] {
-                    if *b != b'\n' {
-                        *b = b' ';
-                    }
-                }
-            }
-        }
+        // The prologue, then the item: offsets below `prologue` are the file's, above it
+        // `offset + p - prologue`. (With the declarations at the top, as usual, the prologue is short.)
+        let mut own_text = prefix.clone();
+        own_text.push(b'\n');
+        let prologue = own_text.len();
+        own_text.extend_from_slice(&text.as_bytes()[at.clone()]);
         out.push(RuleText {
             id,
-            // Offsets in the text are the file's: below `prologue` as they are, above it `offset + p - prologue`.
             origin: Origin::File {
                 path: path.to_owned(),
                 offset: at.start,
-                prologue: at.start,
+                prologue,
             },
             language: Language::Srl,
             // Blanking replaces whole UTF-8 sequences byte by byte with spaces: still UTF-8.
-            text: String::from_utf8(own_text).unwrap_or_else(|_| text[..at.end].to_owned()),
+            text: String::from_utf8(own_text).unwrap_or_else(|_| text[at.clone()].to_owned()),
         });
     }
-    if out.is_empty() {
-        out.push(whole(file_id));
-    }
+    // A file with no rule and no data block (empty, or declarations only) is an empty rule set.
     out
 }
 
@@ -779,11 +877,23 @@ fn well_formed(text: &str, head: &Range<usize>, body: &[Element]) -> Vec<Problem
                     }
                 }
             }
-            Element::Not(_, patterns, filters) => {
-                let inner: HashSet<&str> = patterns.iter().map(|(v, _)| v.as_str()).collect();
-                for (v, at) in filters {
-                    if !bound.contains(v.as_str()) && !inner.contains(v.as_str()) {
-                        problems.push(unbound(v, at, "a FILTER inside NOT"));
+            Element::Not(_, inner) => {
+                // Inside the negation too, element by element: a FILTER sees what is bound before it, outside
+                // the NOT or by the negation's own patterns.
+                let mut seen = bound.clone();
+                for e in inner {
+                    match e {
+                        Element::Triples(_, vars) => {
+                            seen.extend(vars.iter().map(|(v, _)| v.as_str()))
+                        }
+                        Element::Filter(_, vars) => {
+                            for (v, at) in vars {
+                                if !seen.contains(v.as_str()) {
+                                    problems.push(unbound(v, at, "a FILTER inside NOT"));
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -893,13 +1003,44 @@ fn lower_body(text: &str, body: &[Element]) -> String {
             taken.insert(text[t.at.start + 1..t.at.end].to_owned());
         }
     }
+    // A name no variable of the rule has, from `base` (ASCII letters, digits and `_` only).
+    let fresh = |base: String, taken: &mut HashSet<String>| {
+        let mut f: String = base
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        while taken.contains(&f) {
+            f.insert(0, '_');
+        }
+        taken.insert(f.clone());
+        f
+    };
+    // A blank node label of the body is a variable of the whole body (SPARQL would not let a NOT EXISTS group
+    // share a label with the rest).
+    let mut blanks: HashMap<String, String> = HashMap::new();
     for (i, e) in body.iter().enumerate() {
         match e {
             Element::Triples(at, _) => {
-                // The block's own final `.` (optional in SRL) is dropped: one is added.
-                let block = text[at.clone()].trim_end();
+                // The block's own final `.` (optional in SRL; a token, not the escaped dot of a name) is
+                // dropped: one is added.
+                let block = &text[at.clone()];
+                let last = tokens(block).ok().and_then(|t| t.last().cloned());
+                let end = match last {
+                    Some(t) if t.kind == Kind::Punct && &block[t.at.clone()] == "." => {
+                        at.start + t.at.start
+                    }
+                    _ => at.end,
+                };
+                let block = rewrite(text, at.start..end, |t, spelled| {
+                    (t.kind == Kind::Blank).then(|| {
+                        let v = blanks.entry(spelled.to_owned()).or_insert_with(|| {
+                            fresh(format!("bnode_{}", &spelled[2..]), &mut taken)
+                        });
+                        format!("?{v}")
+                    })
+                });
                 acc.push('\n');
-                acc.push_str(block.strip_suffix('.').unwrap_or(block).trim_end());
+                acc.push_str(block.trim_end());
                 acc.push_str(" .");
             }
             Element::Filter(at, _) => {
@@ -909,42 +1050,55 @@ fn lower_body(text: &str, body: &[Element]) -> String {
             Element::Set((v, _), expr, _) => {
                 acc.push_str(&format!("\nBIND({} AS ?{v})", &text[expr.clone()]));
             }
-            Element::Not(inside, ..) => {
-                // SRL tests a negation against the solutions so far: a variable no element before it binds is
-                // the negation's own (∃), even when a later element binds a variable of that name. Renamed
-                // apart, the negation means the same as SPARQL's FILTER NOT EXISTS over the whole group.
+            Element::Not(inside, _) => {
+                // SRL tests a negation against the solutions so far: a variable (or blank node) no element
+                // before it binds is the negation's own (∃), even when a later element binds one of that name.
+                // Renamed apart, the negation means the same as SPARQL's FILTER NOT EXISTS over the whole group.
                 let before = bound_by(&body[..i]);
-                let mut inner = String::new();
-                let mut last = inside.start;
-                let mut renamed: HashMap<String, String> = HashMap::new();
-                for t in tokens(&text[inside.clone()]).unwrap_or_default() {
-                    if t.kind != Kind::Var {
-                        continue;
+                let mut own: HashMap<String, String> = HashMap::new();
+                let inner = rewrite(text, inside.clone(), |t, spelled| {
+                    let key = match t.kind {
+                        Kind::Var => &spelled[1..],
+                        Kind::Blank => spelled,
+                        _ => return None,
+                    };
+                    if before.contains(key) {
+                        return (t.kind == Kind::Blank).then(|| format!("?{}", blanks[key]));
                     }
-                    let at = inside.start + t.at.start..inside.start + t.at.end;
-                    let name = &text[at.start + 1..at.end];
-                    if before.contains(name) {
-                        continue;
-                    }
-                    let fresh = renamed.entry(name.to_owned()).or_insert_with(|| {
-                        let mut f = format!("not{}_{name}", i + 1);
-                        while taken.contains(&f) {
-                            f.insert(0, '_');
-                        }
-                        taken.insert(f.clone());
-                        f
+                    let v = own.entry(key.to_owned()).or_insert_with(|| {
+                        fresh(
+                            format!("not{}_{}", i + 1, key.trim_start_matches("_:")),
+                            &mut taken,
+                        )
                     });
-                    inner.push_str(&text[last..at.start]);
-                    inner.push('?');
-                    inner.push_str(fresh);
-                    last = at.end;
-                }
-                inner.push_str(&text[last..inside.end]);
+                    Some(format!("?{v}"))
+                });
                 acc.push_str(&format!("\nFILTER NOT EXISTS {{{inner}\n}}"));
             }
         }
     }
     acc
+}
+
+/// `text[range]` with each token `f` gives a replacement for replaced (`f` sees the token, offsets relative to
+/// `range`, and its spelling).
+fn rewrite(
+    text: &str,
+    range: Range<usize>,
+    mut f: impl FnMut(&Tok, &str) -> Option<String>,
+) -> String {
+    let part = &text[range];
+    let mut out = String::with_capacity(part.len());
+    let mut last = 0;
+    for t in tokens(part).unwrap_or_default() {
+        if let Some(with) = f(&t, &part[t.at.clone()]) {
+            out.push_str(&part[last..t.at.start]);
+            out.push_str(&with);
+            last = t.at.end;
+        }
+    }
+    out.push_str(&part[last..]);
+    out
 }
 
 /// The variables triple patterns and SET elements of `elements` bind.
@@ -1117,15 +1271,30 @@ mod tests {
         let texts = split(Path::new("f.srl"), text);
         let ids: Vec<&str> = texts.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["f.srl#data-1", "http://e/named", "f.srl#2"]);
-        let last = &texts[2].text;
-        assert_eq!(last.len(), text.trim_end().len());
-        assert!(last.starts_with("PREFIX : <http://e/>\n"));
-        assert!(!last.contains("DATA") && !last.contains(":named"), "{last}");
-        assert_eq!(
-            &last[last.find("IF").unwrap()..],
-            "IF { ?x :q ?y } THEN { ?y :r ?x }"
+        let last = &texts[2];
+        assert!(last.text.starts_with("PREFIX : <http://e/>\n"));
+        assert!(
+            !last.text.contains("DATA") && !last.text.contains(":named"),
+            "{}",
+            last.text
         );
-        assert_eq!(last.find("IF"), text.find("IF"));
+        // The rule's own text, and where it maps to in the file.
+        let Origin::File {
+            offset, prologue, ..
+        } = last.origin
+        else {
+            panic!("a file")
+        };
+        assert_eq!(&last.text[prologue..], "IF { ?x :q ?y } THEN { ?y :r ?x }");
+        assert_eq!(offset, text.find("IF").unwrap());
+        // A later declaration is kept, the items before it blanked.
+        let text = "PREFIX : <http://e/>\nDATA { :a :p :b }\nPREFIX ex: <http://x/>\nIF { ?x ex:q ?y } THEN { ?y :r ?x }";
+        let t = &split(Path::new("f.srl"), text)[1];
+        assert!(
+            t.text.contains("PREFIX ex: <http://x/>") && !t.text.contains("DATA"),
+            "{}",
+            t.text
+        );
     }
 
     #[test]
@@ -1167,6 +1336,93 @@ mod tests {
             let _ = to_sparql(&glued);
             let _ = split(Path::new("f.srl"), &glued);
         }
+    }
+
+    #[test]
+    fn blank_nodes_of_a_body_are_variables_shared_with_a_not_and_local_to_it_otherwise() {
+        let s =
+            sparql("PREFIX : <http://e/>\nRULE { ?x :r ?x } WHERE { ?x :p _:b NOT { _:b :q ?x } }");
+        assert!(
+            s.contains("?x :p ?bnode_b .\nFILTER NOT EXISTS { ?bnode_b :q ?x"),
+            "{s}"
+        );
+        let s =
+            sparql("PREFIX : <http://e/>\nRULE { ?x :r ?x } WHERE { ?x :p ?y NOT { _:c :q ?x } }");
+        assert!(s.contains("FILTER NOT EXISTS { ?not2_c :q ?x"), "{s}");
+    }
+
+    #[test]
+    fn sparql_only_syntax_mismatched_brackets_and_anonymous_data_are_refused() {
+        let p = "PREFIX : <http://e/>\n";
+        for body in [
+            "?x :p ?y BIND(1 AS ?z)",
+            "?x :p* ?y",
+            "?x :p|:q ?y",
+            "?x :p+ ?y",
+            "OPTIONAL { ?x :p ?y }",
+        ] {
+            let text = format!("{p}RULE {{ ?x :r ?y }} WHERE {{ {body} }}");
+            assert_eq!(codes_of(&text), [codes::SYNTAX], "{body}");
+        }
+        assert_eq!(
+            codes_of(&format!("{p}RULE {{ ?x :r ?y ) WHERE {{ ?x :p ?y }}")),
+            [codes::SYNTAX]
+        );
+        assert_eq!(
+            codes_of(&format!("{p}DATA {{ [] :p 1 }}")),
+            [codes::UNSUPPORTED]
+        );
+        assert_eq!(
+            codes_of(&format!("{p}DATA {{ :x :p (1 2) }}")),
+            [codes::UNSUPPORTED]
+        );
+        // A signed number is not a path.
+        assert!(
+            to_sparql(&format!(
+                "{p}RULE {{ ?x :r ?y }} WHERE {{ ?x :p +1 . ?x :q ?y }}"
+            ))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_filter_inside_not_sees_only_what_is_bound_before_it() {
+        let p = "PREFIX : <http://e/>\n";
+        assert_eq!(
+            codes_of(&format!(
+                "{p}RULE {{ ?x :r ?x }} WHERE {{ ?x :p ?y NOT {{ FILTER(?z > 1) ?x :q ?z }} }}"
+            )),
+            [codes::UNBOUND_EXPR_VAR]
+        );
+        assert!(
+            to_sparql(&format!(
+                "{p}RULE {{ ?x :r ?x }} WHERE {{ ?x :p ?y NOT {{ ?x :q ?z FILTER(?z > 1) }} }}"
+            ))
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_comparison_written_without_spaces_is_not_an_iri() {
+        let p = "PREFIX : <http://e/>\n";
+        assert_eq!(
+            codes_of(&format!(
+                "{p}RULE {{ ?x :r ?x }} WHERE {{ FILTER(1<?z&&?z>0) ?x :p ?z }}"
+            )),
+            [codes::UNBOUND_EXPR_VAR; 2]
+        );
+    }
+
+    #[test]
+    fn an_escaped_final_dot_of_a_name_stays() {
+        let s = sparql("PREFIX ex: <http://e/>\nRULE { ?x ex:r ?x } WHERE { ?x ex:p ex:a\\. }");
+        assert!(s.contains("?x ex:p ex:a\\. ."), "{s}");
+    }
+
+    #[test]
+    fn an_empty_file_or_one_of_declarations_is_an_empty_rule_set() {
+        assert!(split(Path::new("f.srl"), "").is_empty());
+        assert!(split(Path::new("f.srl"), "# nothing\nPREFIX : <http://e/>\n").is_empty());
     }
 
     #[test]
