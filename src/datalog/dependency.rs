@@ -229,9 +229,48 @@ fn via(read: &Access, write: &Access) -> Via {
 /// Builds the dependency graph of rules with these footprints.
 pub fn analyze(footprints: &[Footprint]) -> Dependencies {
     let n = footprints.len();
-    let mut edges: Vec<Edge> = Vec::new();
+    // The (writer, reader) pairs that may overlap at all, found through the predicate an access names (a class
+    // is an `rdf:type` access) instead of by comparing every rule with every rule; each pair is then checked
+    // access by access, in writer-then-reader order as before.
+    let bucket = |k: Key| match k {
+        Key::Predicate(p) => Some(p),
+        Key::Class(_) => Some(crate::store::well_known::RDF_TYPE),
+        Key::Any => None,
+    };
+    let mut writers_of: hashbrown::HashMap<crate::store::TermId, Vec<usize>> =
+        hashbrown::HashMap::new();
+    let mut wild: Vec<usize> = Vec::new();
     for (a, writer) in footprints.iter().enumerate() {
-        for (b, reader) in footprints.iter().enumerate() {
+        for w in &writer.writes {
+            match bucket(w.key) {
+                Some(p) => writers_of.entry(p).or_default().push(a),
+                None => wild.push(a),
+            }
+        }
+    }
+    wild.dedup();
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut candidates: Vec<usize> = Vec::new();
+    for (b, reader) in footprints.iter().enumerate() {
+        candidates.clear();
+        for r in &reader.reads {
+            match bucket(r.key) {
+                Some(p) => {
+                    candidates.extend(writers_of.get(&p).into_iter().flatten());
+                    candidates.extend(&wild);
+                }
+                None => candidates.extend(0..n),
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        pairs.extend(candidates.iter().map(|&a| (a, b)));
+    }
+    pairs.sort_unstable();
+    let mut edges: Vec<Edge> = Vec::new();
+    for (a, b) in pairs {
+        let (writer, reader) = (&footprints[a], &footprints[b]);
+        {
             let first = edges.len();
             for r in &reader.reads {
                 for w in writer.writes.iter().filter(|w| r.overlaps(w)) {
@@ -335,6 +374,60 @@ mod tests {
             ..acc(p)
         });
         f
+    }
+
+    /// Any access over a few predicates, classes and graphs.
+    fn any_access() -> impl proptest::strategy::Strategy<Value = Access> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just(Key::Any),
+            (0u32..4).prop_map(|p| Key::Predicate(TermId(p))),
+            Just(Key::Predicate(crate::store::well_known::RDF_TYPE)),
+            (10u32..12).prop_map(|c| Key::Class(TermId(c))),
+        ];
+        let scope = prop_oneof![
+            Just(Scope::Default),
+            Just(Scope::AnyNamed),
+            (20u32..22).prop_map(|g| Scope::Named(TermId(g))),
+        ];
+        (scope, key, any::<bool>(), any::<bool>()).prop_map(|(scope, key, negated, aggregated)| {
+            Access {
+                scope,
+                key,
+                negated,
+                aggregated,
+            }
+        })
+    }
+
+    proptest::proptest! {
+        // The pairs found through the predicate index are exactly the pairs with an overlapping access.
+        #[test]
+        fn the_indexed_edges_are_the_all_pairs_edges(
+            rules in proptest::collection::vec(
+                (proptest::collection::vec(any_access(), 0..4), proptest::collection::vec(any_access(), 0..3)),
+                0..12,
+            )
+        ) {
+            let footprints: Vec<Footprint> = rules
+                .into_iter()
+                .map(|(reads, writes)| Footprint { reads, writes, repeatable: true, reads_clock: false })
+                .collect();
+            let got: Vec<(usize, usize)> = analyze(&footprints).edges.iter().map(|e| (e.from, e.to)).collect();
+            let mut want = Vec::new();
+            for (a, w) in footprints.iter().enumerate() {
+                for (b, r) in footprints.iter().enumerate() {
+                    let kinds: std::collections::BTreeSet<EdgeKind> = r
+                        .reads
+                        .iter()
+                        .filter(|x| w.writes.iter().any(|y| x.overlaps(y)))
+                        .map(EdgeKind::of)
+                        .collect();
+                    want.extend(kinds.into_iter().map(|_| (a, b)));
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     #[test]
