@@ -978,7 +978,21 @@ fn to_sparql(text: &str) -> Result<String, Vec<Problem>> {
             sparql.push_str(&text[inside.clone()]);
             sparql.push_str("\n} WHERE { }\n");
         }
-        Item::Rule { head, body, .. } => {
+        Item::Rule {
+            head, body, name, ..
+        } => {
+            // A rule's name must say which IRI it is.
+            if let Some(n) = name {
+                if expand(text, n, &prefixes_before(text, &items, n.start)).is_none() {
+                    return Err(vec![syntax(
+                        n.clone(),
+                        format!(
+                            "the rule name {} uses a prefix no PREFIX before it declares",
+                            &text[n.clone()]
+                        ),
+                    )]);
+                }
+            }
             let problems = well_formed(text, head, body);
             if !problems.is_empty() {
                 return Err(problems);
@@ -1417,6 +1431,18 @@ mod tests {
     fn an_escaped_final_dot_of_a_name_stays() {
         let s = sparql("PREFIX ex: <http://e/>\nRULE { ?x ex:r ?x } WHERE { ?x ex:p ex:a\\. }");
         assert!(s.contains("?x ex:p ex:a\\. ."), "{s}");
+    }
+
+    #[test]
+    fn a_rule_name_with_an_undeclared_prefix_is_an_error() {
+        assert_eq!(
+            codes_of("PREFIX : <http://e/>\nRULE ex:r { ?x :q ?y } WHERE { ?x :p ?y }"),
+            [codes::SYNTAX]
+        );
+        assert!(
+            to_sparql("PREFIX ex: <http://e/>\nRULE ex:r { ?x ex:q ?y } WHERE { ?x ex:p ?y }")
+                .is_ok()
+        );
     }
 
     #[test]
