@@ -282,29 +282,6 @@ fn exists_of(expr: &Expr) -> Option<(&Op, bool)> {
     }
 }
 
-/// The constant predicates of the triple patterns `op` reads (those of `FILTER (NOT) EXISTS` included), added
-/// to `out` once each.
-fn predicates(op: &Op, out: &mut Vec<u32>) {
-    match op {
-        Op::Pattern(tp) => {
-            if let PatternTerm::Const(p) = tp.terms[1] {
-                if !out.contains(&p.0) {
-                    out.push(p.0);
-                }
-            }
-        }
-        Op::Filter { expr, .. } => {
-            if let Some((inner, _)) = exists_of(expr) {
-                predicates(inner, out);
-            }
-        }
-        _ => {}
-    }
-    for child in op.children() {
-        predicates(child, out);
-    }
-}
-
 /// What lowering reads in one scope: the facts so far, the same split by the predicates the scope's patterns
 /// name, and the one empty row.
 struct Cx<'s, T: Timestamp + Lattice> {
@@ -318,18 +295,20 @@ struct Cx<'s, T: Timestamp + Lattice> {
 }
 
 impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
-    /// The scope over `facts` for `rules` (their patterns' predicates split out).
+    /// The scope over `facts` for the rules `members` (the predicates their footprints read split out).
     fn new(
         facts: VecCollection<'s, T, Q, isize>,
         unit: VecCollection<'s, T, (), isize>,
         store: Arc<Store>,
         env: Rc<Env>,
-        rules: &[&Rule],
+        (members, reads): (&[usize], &[Vec<u32>]),
     ) -> Self {
-        let mut preds = Vec::new();
-        for rule in rules {
-            predicates(&rule.body, &mut preds);
-        }
+        let mut preds: Vec<u32> = members
+            .iter()
+            .flat_map(|&r| reads[r].iter().copied())
+            .collect();
+        preds.sort_unstable();
+        preds.dedup();
         let mut by_predicate = HashMap::new();
         if !preds.is_empty() {
             let index: HashMap<u32, u64> = (preds.iter().enumerate())
@@ -632,6 +611,18 @@ pub fn materialize(
     settings: &Settings,
 ) -> Result<(Overlay, Exchanged), DataflowError> {
     let rules: Arc<Vec<Rule>> = Arc::new(program.rules.clone());
+    // The predicates each rule's body reads (its footprint's; a class read is an `rdf:type` read).
+    let reads: Arc<Vec<Vec<u32>>> = Arc::new(
+        (program.footprints.iter())
+            .map(|f| {
+                f.reads
+                    .iter()
+                    .filter_map(|a| a.key.predicate())
+                    .map(|p| p.0)
+                    .collect()
+            })
+            .collect(),
+    );
     // Groups by stage, each with its rules and whether it reads its own writes.
     let deps = &program.deps;
     let stages: Arc<Vec<Vec<Group>>> = Arc::new(
@@ -707,9 +698,9 @@ pub fn materialize(
             for stage in stages.iter() {
                 let mut derived = Vec::new();
                 // The stage's non-recursive rules read one split of the facts so far.
-                let flat: Vec<&Rule> = (stage.iter())
+                let flat: Vec<usize> = (stage.iter())
                     .filter(|(_, recursive)| !recursive)
-                    .flat_map(|(group, _)| group.iter().map(|&r| &rules[r]))
+                    .flat_map(|(group, _)| group.iter().copied())
                     .collect();
                 let cx = (!flat.is_empty()).then(|| {
                     Cx::new(
@@ -717,25 +708,25 @@ pub fn materialize(
                         unit.clone(),
                         store.clone(),
                         env.clone(),
-                        &flat,
+                        (&flat, &reads),
                     )
                 });
-                for rule in flat.iter() {
-                    derived.push(cx.as_ref().expect("a scope for the rules").rule(rule));
+                for &r in &flat {
+                    derived.push(cx.as_ref().expect("a scope for the rules").rule(&rules[r]));
                 }
                 for (group, recursive) in stage {
                     if *recursive {
                         // x = distinct(rules(G, facts ∪ x)), from x = ∅: iterated on differences (semi-naive).
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
+                        let reads = reads.clone();
                         derived.push(facts.scope().iterate(move |inner, x| {
-                            let members: Vec<&Rule> = group.iter().map(|&r| &rules[r]).collect();
                             let cx = Cx::new(
                                 base.enter(inner).concat(x),
                                 unit.enter(inner),
                                 store,
                                 env,
-                                &members,
+                                (&group, &reads),
                             );
                             let mut out = cx.rows_none();
                             for &r in &group {

@@ -232,11 +232,7 @@ pub fn analyze(footprints: &[Footprint]) -> Dependencies {
     // The (writer, reader) pairs that may overlap at all, found through the predicate an access names (a class
     // is an `rdf:type` access) instead of by comparing every rule with every rule; each pair is then checked
     // access by access, in writer-then-reader order as before.
-    let bucket = |k: Key| match k {
-        Key::Predicate(p) => Some(p),
-        Key::Class(_) => Some(crate::store::well_known::RDF_TYPE),
-        Key::Any => None,
-    };
+    let bucket = Key::predicate;
     let mut writers_of: hashbrown::HashMap<crate::store::TermId, Vec<usize>> =
         hashbrown::HashMap::new();
     let mut wild: Vec<usize> = Vec::new();

@@ -42,6 +42,17 @@ pub struct Access {
     pub aggregated: bool,
 }
 
+impl Key {
+    /// The predicate of the facts this key names: its own, `rdf:type` for a class; `None` for every fact.
+    pub fn predicate(self) -> Option<TermId> {
+        match self {
+            Key::Predicate(p) => Some(p),
+            Key::Class(_) => Some(wk::RDF_TYPE),
+            Key::Any => None,
+        }
+    }
+}
+
 impl Access {
     /// Whether this read may observe the write `w`.
     pub fn overlaps(&self, w: &Access) -> bool {
