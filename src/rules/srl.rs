@@ -91,6 +91,18 @@ fn syntax(at: Range<usize>, message: impl Into<String>) -> Problem {
     )
 }
 
+/// `WHERE DATA` / `NOT DATA` (`keyword`, matching `what` against the data only): not supported yet.
+fn data_form(at: Range<usize>, keyword: &str, what: &str) -> Problem {
+    problem(
+        codes::UNSUPPORTED,
+        at,
+        format!(
+            "{keyword} DATA ({what} matched against the data only) is not supported yet: the draft text followed here does not define its evaluation"
+        ),
+        &format!("write {keyword} {{ … }}; see docs/srl.md"),
+    )
+}
+
 fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-' || c == '.' || c == '\u{b7}'
 }
@@ -496,12 +508,7 @@ impl<'t> Parser<'t> {
                 }
                 self.i += 1;
                 if self.word("DATA") {
-                    return Err(problem(
-                        codes::UNSUPPORTED,
-                        self.here(),
-                        "WHERE DATA (a body matched against the data only) is not supported yet: the draft text followed here does not define its evaluation".to_owned(),
-                        "write WHERE { … }; see docs/srl.md",
-                    ));
+                    return Err(data_form(self.here(), "WHERE", "a body"));
                 }
                 let body = self.body()?;
                 items.push(Item::Rule {
@@ -582,12 +589,7 @@ impl<'t> Parser<'t> {
                 }
                 self.i += 1;
                 if self.word("DATA") {
-                    return Err(problem(
-                        codes::UNSUPPORTED,
-                        self.here(),
-                        "NOT DATA (a negation matched against the data only) is not supported yet: the draft text followed here does not define its evaluation".to_owned(),
-                        "write NOT { … }; see docs/srl.md",
-                    ));
+                    return Err(data_form(self.here(), "NOT", "a negation"));
                 }
                 if !self.punct("{") {
                     return Err(syntax(self.here(), "expected { after NOT"));
