@@ -51,6 +51,23 @@ enum Layout {
     TwoProcesses,
 }
 
+/// Process `i` of a cluster of 2 processes × 1 worker listed in `hosts` (after `--engine dataflow`).
+fn cluster_args(hosts: &Path, i: u32) -> Vec<String> {
+    let hosts = hosts.display().to_string();
+    [
+        "--workers",
+        "1",
+        "--processes",
+        "2",
+        "--hosts",
+        &hosts,
+        "--process",
+        &i.to_string(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 /// A loopback address with a port free now.
 fn free_address() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
@@ -67,16 +84,7 @@ fn beside_process_one(
 ) -> Result<case::Ran, Failed> {
     let with = |i: u32| -> Vec<String> {
         let mut a = args.to_vec();
-        a.extend([
-            "--workers".into(),
-            "1".into(),
-            "--processes".into(),
-            "2".into(),
-            "--hosts".into(),
-            hosts.display().to_string(),
-            "--process".into(),
-            i.to_string(),
-        ]);
+        a.extend(cluster_args(hosts, i));
         a
     };
     let mut one = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
@@ -262,17 +270,8 @@ fn process(
         .arg(data)
         .arg("--rules")
         .arg(rules)
-        .args([
-            "--engine",
-            "dataflow",
-            "--workers",
-            "1",
-            "--processes",
-            "2",
-            "--hosts",
-        ])
-        .arg(hosts)
-        .args(["--process", &i.to_string()])
+        .args(["--engine", "dataflow"])
+        .args(cluster_args(hosts, i))
         .args(extra)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -283,6 +282,19 @@ fn hosts_file(dir: &Path) -> PathBuf {
     let hosts = dir.join("hosts");
     fs::write(&hosts, format!("{}\n{}\n", free_address(), free_address())).unwrap();
     hosts
+}
+
+/// The run's folded stderr, when it exited `exit` and its stderr says every one of `says`; else the failure.
+fn ended(out: &std::process::Output, exit: i32, says: &[&str]) -> Result<String, Failed> {
+    let err = text(&out.stderr);
+    if out.status.code() != Some(exit) || says.iter().any(|s| !err.contains(s)) {
+        return Err(format!(
+            "exit {:?} (want {exit}, saying {says:?}): {err}",
+            out.status.code()
+        )
+        .into());
+    }
+    Ok(err)
 }
 
 fn text(b: &[u8]) -> String {
@@ -308,14 +320,12 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             let one = process(tmp.path(), 1, &hosts, &data, &other, &[]).spawn()?;
             let zero = process(tmp.path(), 0, &hosts, &data, &rules, &["-o", "out.nq"]).output()?;
             let one = one.wait_with_output()?;
-            for (i, out) in [(0, &zero), (1, &one)] {
-                let err = text(&out.stderr);
-                if out.status.code() != Some(2)
-                    || !err.contains("reasonctl::dataflow::cluster_mismatch")
-                    || !err.contains("same DATA")
-                {
-                    return Err(format!("process {i}: exit {:?}: {err}", out.status.code()).into());
-                }
+            for out in [&zero, &one] {
+                ended(
+                    out,
+                    2,
+                    &["reasonctl::dataflow::cluster_mismatch", "same DATA"],
+                )?;
             }
             if tmp.path().join("out.nq").exists() {
                 return Err("process 0 wrote its output".into());
@@ -339,10 +349,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
                 &["--timeout", "1", "-o", "out.nq"],
             )
             .output()?;
-            let err = text(&zero.stderr);
-            if zero.status.code() != Some(3) || !err.contains("reasonctl::dataflow::timeout") {
-                return Err(format!("exit {:?}: {err}", zero.status.code()).into());
-            }
+            ended(&zero, 3, &["reasonctl::dataflow::timeout"])?;
             if started.elapsed() > std::time::Duration::from_secs(10)
                 || tmp.path().join("out.nq").exists()
             {
@@ -364,13 +371,11 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             one.kill()?;
             let _ = one.wait();
             let zero = zero.wait_with_output()?;
-            let err = text(&zero.stderr);
-            if zero.status.code() != Some(1)
-                || !err.contains("reasonctl::dataflow::cluster_lost")
-                || !err.contains("nothing was written")
-            {
-                return Err(format!("exit {:?}: {err}", zero.status.code()).into());
-            }
+            let err = ended(
+                &zero,
+                1,
+                &["reasonctl::dataflow::cluster_lost", "nothing was written"],
+            )?;
             if err.contains("panicked") || tmp.path().join("out.nq").exists() {
                 return Err("process 0 panicked or wrote its output".into());
             }
@@ -393,13 +398,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             let hosts = tmp.path().join("hosts");
             fs::write(&hosts, format!("{at}\n{}\n", free_address()))?;
             let out = process(tmp.path(), 1, &hosts, &data, &rules, &[]).output()?;
-            let err = text(&out.stderr);
-            if out.status.code() != Some(1)
-                || !err.contains("reasonctl::dataflow::cluster_unreachable")
-                || !err.contains(&at)
-            {
-                return Err(format!("exit {:?}: {err}", out.status.code()).into());
-            }
+            ended(&out, 1, &["reasonctl::dataflow::cluster_unreachable", &at])?;
             Ok(())
         },
     ));
@@ -416,10 +415,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
                 format!("{}\n{}\n", taken.local_addr()?, free_address()),
             )?;
             let out = process(tmp.path(), 0, &hosts, &data, &rules, &[]).output()?;
-            let err = text(&out.stderr);
-            if out.status.code() != Some(2) || !err.contains("reasonctl::dataflow::cluster_bind") {
-                return Err(format!("exit {:?}: {err}", out.status.code()).into());
-            }
+            ended(&out, 2, &["reasonctl::dataflow::cluster_bind"])?;
             Ok(())
         },
     ));
@@ -428,10 +424,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         let (rules, data) = chain(tmp.path(), 5);
         let hosts = hosts_file(tmp.path());
         let out = process(tmp.path(), 2, &hosts, &data, &rules, &[]).output()?;
-        let err = text(&out.stderr);
-        if out.status.code() != Some(2) || !err.contains("reasonctl::settings::bad_process") {
-            return Err(format!("--process 2 of 2: exit {:?}: {err}", out.status.code()).into());
-        }
+        ended(&out, 2, &["reasonctl::settings::bad_process"])?;
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
             .arg("materialize")
             .arg(&data)
@@ -439,10 +432,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             .arg(&rules)
             .args(["--engine", "memory", "--workers", "2"])
             .output()?;
-        let err = text(&out.stderr);
-        if out.status.code() != Some(2) || !err.contains("reasonctl::settings::needs_dataflow") || !err.contains("--workers") {
-            return Err(format!("--workers with --engine memory: exit {:?}: {err}", out.status.code()).into());
-        }
+        ended(&out, 2, &["reasonctl::settings::needs_dataflow", "--workers"])?;
         Ok(())
     }));
     trials.push(Trial::test(
@@ -453,13 +443,11 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             let hosts = tmp.path().join("hosts");
             fs::write(&hosts, "# one address only\n127.0.0.1:1\n")?;
             let out = process(tmp.path(), 0, &hosts, &data, &rules, &[]).output()?;
-            let err = text(&out.stderr);
-            if out.status.code() != Some(2)
-                || !err.contains("reasonctl::settings::bad_hosts")
-                || !err.contains("lists 1 addresses")
-            {
-                return Err(format!("exit {:?}: {err}", out.status.code()).into());
-            }
+            ended(
+                &out,
+                2,
+                &["reasonctl::settings::bad_hosts", "lists 1 addresses"],
+            )?;
             Ok(())
         },
     ));
