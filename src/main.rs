@@ -25,6 +25,39 @@ unsafe extern "C" {
 /// `mi_option_purge_delay` in mimalloc 3's `mi_option_t` (libmimalloc-sys 0.1.49): how long freed memory is kept.
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
+/// `mi_option_allow_thp` in the same enum: whether mimalloc asks for transparent huge pages (2 MiB) for its arenas.
+const MI_OPTION_ALLOW_THP: std::ffi::c_int = 43;
+
+/// The allocator's settings, made before any constructor runs (mimalloc's own initialization among them, which
+/// reads them), hence a `.preinit_array` entry rather than the first lines of `main`.
+///
+/// Freed memory goes back to the system at once, so the process's size follows its heap (which `--max-memory`
+/// bounds). On LUBM(10) this is faster as well as smaller: LUBM_L 0.79 s and 146 MB against 1.11 s and 239 MB
+/// with mimalloc's default delay (medians of 6, 2-core VM), LUBM_LE 1.37 s and 237 MB against 2.07 s and 350 MB.
+///
+/// No transparent huge pages: a huge page is resident (and zeroed) whole as soon as one byte of it is touched,
+/// and freed memory goes back only in 2 MiB units, so the process is larger; and when the kernel has no free huge
+/// page at hand it compacts memory first, which made some runs on a machine with a full page cache 2–3× slower
+/// than the same run with 4 KiB pages. LUBM(10), 5 alternating runs each, 2-core VM, medians: LUBM_L 0.78 s /
+/// 115 MB without against 0.86 s / 145 MB with, LUBM_LE 1.89 s / 203 MB against 2.54 s / 236 MB; the 100k-edge
+/// case 27 MB against 46 MB (`cargo bench --bench datalog`). The option keeps mimalloc from advising huge pages,
+/// the process flag keeps the kernel from using them anyway
+/// (child processes inherit it; reasonctl starts none).
+#[cfg(target_os = "linux")]
+extern "C" fn allocator_settings() {
+    // SAFETY: plain option setters (they store a value) and a process flag, on the only thread there is.
+    unsafe {
+        mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        mi_option_set(MI_OPTION_ALLOW_THP, 0);
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".preinit_array")]
+static ALLOCATOR_SETTINGS: extern "C" fn() = allocator_settings;
+
 /// Writes a report to stderr; a closed stderr is ignored (exit codes still tell).
 fn report(text: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{text}");
@@ -135,13 +168,6 @@ fn main() -> ExitCode {
         Task::Run(settings) => {
             let limits = settings.limits();
             let _ = LIMITS.set(limits);
-            // Freed memory goes back to the system at once, so the process's size follows its heap (which
-            // --max-memory bounds). On LUBM(10) this is faster as well as smaller: LUBM_L 0.79 s and 146 MB
-            // against 1.11 s and 239 MB with mimalloc's default delay (medians of 6, 2-core VM), LUBM_LE 1.37 s
-            // and 237 MB against 2.07 s and 350 MB (why it is faster too is not established; on this VM the
-            // kernel's page zeroing dominates profiles, and fewer pages are mapped in all).
-            // SAFETY: a plain option setter, called before any other thread allocates much.
-            unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
             watch_deadline(settings.started, limits);
             match run_on_big_stack(*settings) {
                 Err(e) => {

@@ -709,3 +709,45 @@ fn select_on_a_terminal_is_a_table_and_elsewhere_json_ending_with_a_line_break()
         }
     }
 }
+
+/// The allocator runs without transparent huge pages (see `allocator_settings` in main.rs): the kernel's flag for
+/// the process is read from /proc while a run waits for its standard input.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_uses_no_transparent_huge_pages() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args(["materialize", "-q", "-", "--format", "ntriples"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    // The flag is set before `main` (right after exec, which inherits this test's flag); the process then waits
+    // for its input, so it is read until it shows or two seconds have passed.
+    let mut status = String::new();
+    for _ in 0..200 {
+        status = fs::read_to_string(&status_file).unwrap_or_default();
+        if !status.contains("THP_enabled") || status.contains("THP_enabled:\t0") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"<http://example.org/a> <http://example.org/b> <http://example.org/c> .\n")
+        .unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    if !status.contains("THP_enabled") {
+        // Kernels before 6.x do not report the flag; nothing to check there.
+        return;
+    }
+    assert!(
+        status.contains("THP_enabled:\t0"),
+        "transparent huge pages are on: {}",
+        status.lines().find(|l| l.starts_with("THP")).unwrap_or("")
+    );
+}
