@@ -1524,6 +1524,9 @@ fn rule_locations(program: &datalog::Program) -> Vec<String> {
                     None => path.display().to_string(),
                 }
             }
+            rules::Origin::Translated { path, node } => {
+                format!("{} (RDF syntax), rule {node}", path.display())
+            }
             rules::Origin::Stored { subject, graph } => match graph {
                 Some(g) => format!("stored on {subject} in graph {g}"),
                 None => format!("stored on {subject}"),

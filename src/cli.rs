@@ -202,8 +202,9 @@ pub struct ExplainArgs {
 #[derive(Debug, clap::Args)]
 pub struct ReasoningArgs {
     /// A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld:
-    /// one JSON-LD rule or an array; .srl: SHACL 1.2 Rules, see docs/srl.md) or a folder of them; repeatable. Rules
-    /// stored in the data as f:rule values (typed f:sparql or rdf:JSON) are read too.
+    /// one JSON-LD rule or an array; .srl: SHACL 1.2 Rules; .ttl / .trig: SHACL 1.2 Rules' RDF syntax, see
+    /// docs/srl.md) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or
+    /// rdf:JSON) and rule sets in SHACL 1.2 Rules' RDF syntax are read too.
     #[arg(long, value_name = "PATH")]
     pub rules: Vec<PathBuf>,
 

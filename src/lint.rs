@@ -313,6 +313,10 @@ impl<'t> Builder<'t> {
                     })
                 })
                 .clone(),
+            Origin::Translated { path, node } => {
+                let name = format!("rule {node} of {} (RDF syntax, as SRL)", path.display());
+                Some(Arc::new(SourceFile::new(None, name, text.text.clone())))
+            }
             Origin::Stored { subject, graph } => {
                 let name = match graph {
                     Some(g) => format!("stored rule {subject} (graph {g})"),
@@ -338,7 +342,7 @@ impl<'t> Builder<'t> {
                 };
                 map(r.start)..map(r.end)
             }
-            Origin::Stored { .. } => r,
+            Origin::Stored { .. } | Origin::Translated { .. } => r,
         }
     }
 
@@ -498,7 +502,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
 fn rule_start(t: &RuleText) -> Range<usize> {
     let skip = match t.origin {
         Origin::File { prologue, .. } => prologue,
-        Origin::Stored { .. } => 0,
+        Origin::Stored { .. } | Origin::Translated { .. } => 0,
     };
     let own = &t.text[skip..];
     let lead = own.len() - own.trim_start().len();
@@ -686,7 +690,7 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     t.text.find("#@rule").map(|p| {
                         let skip = match t.origin {
                             Origin::File { prologue, .. } => prologue,
-                            Origin::Stored { .. } => 0,
+                            Origin::Stored { .. } | Origin::Translated { .. } => 0,
                         };
                         let p = t.text[skip..].find("#@rule").map_or(p, |q| skip + q);
                         p..t.text[p..].find('\n').map_or(t.text.len(), |e| p + e)

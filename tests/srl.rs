@@ -1,7 +1,8 @@
 //! One program in three rule languages: every `fixtures/srl/<case>/` holds `data.ttl`, the program as SPARQL
 //! (`rules.rq`), JSON-LD (`rules.json`) and SRL (`rules.srl`), and `expected.out`; one test per case and language
 //! materializes the data with that language's rules and must print `expected.out` (N-Quads) — so the three give
-//! identical output, and a test per case checks that each language is there.
+//! identical output, and a test per case checks that each language is there. A case may add the program in SHACL
+//! 1.2 Rules' RDF syntax (`rules.ttl`), which must give the same output too.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -51,7 +52,9 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
     for (name, dir) in cases() {
-        for rules in LANGUAGES {
+        // SHACL 1.2 Rules' RDF syntax, where the case has it.
+        let rdf = dir.join("rules.ttl").is_file().then_some("rules.ttl");
+        for rules in LANGUAGES.into_iter().chain(rdf) {
             let dir = dir.clone();
             trials.push(Trial::test(format!("{name}/{rules}"), move || {
                 run(&dir, rules)

@@ -104,7 +104,7 @@ fn inputs(sources: &[DataSource]) -> Result<Vec<Input>, Failure> {
 fn file_rules(texts: &[RuleText]) -> Vec<RuleText> {
     texts
         .iter()
-        .filter(|t| matches!(t.origin, Origin::File { .. }))
+        .filter(|t| matches!(t.origin, Origin::File { .. } | Origin::Translated { .. }))
         .cloned()
         .collect()
 }
@@ -725,7 +725,7 @@ pub(super) fn update(
     let stored = |texts: &[RuleText]| -> Vec<RuleText> {
         texts
             .iter()
-            .filter(|t| !matches!(t.origin, Origin::File { .. }))
+            .filter(|t| !matches!(t.origin, Origin::File { .. } | Origin::Translated { .. }))
             .cloned()
             .collect()
     };

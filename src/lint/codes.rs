@@ -105,6 +105,10 @@ pub const ALL: &[(&str, &str)] = &[
         "An SRL construct of the draft not run yet (IMPORTS, WHERE DATA, NOT DATA)",
     ),
     (
+        srl::RDF_SYNTAX,
+        "A rule set in SHACL 1.2 Rules' RDF syntax whose nodes break the syntax's shapes",
+    ),
+    (
         TOO_DEEP,
         "A rule nesting brackets, operators or S-expressions past the limits",
     ),

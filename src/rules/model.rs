@@ -30,7 +30,15 @@ pub enum Origin {
         /// than its own section: a rule-text offset `p` is file offset `p` below it, `offset + p - prologue` above.
         prologue: usize,
     },
-    /// An `f:rule` value in the data.
+    /// A rule of a rules file in SHACL 1.2 Rules' RDF syntax, translated to SRL (the rule's text is the
+    /// translation, not a slice of the file).
+    Translated {
+        /// The file.
+        path: PathBuf,
+        /// The rule's node (its IRI, or its id when it is a blank node).
+        node: String,
+    },
+    /// An `f:rule` value in the data (or a rule of a rule set in SHACL 1.2 Rules' RDF syntax stored there).
     Stored {
         /// The subject carrying it.
         subject: String,

@@ -41,6 +41,10 @@ pub fn collect(sources: &RuleSources, store: &Store) -> (Vec<RuleText>, Vec<Rule
         match rule_files(path) {
             Ok(files) => {
                 for f in files {
+                    if super::srl::rdf::is_rdf_file(&f) {
+                        super::srl::rdf::from_file(&f, &mut texts, &mut errors);
+                        continue;
+                    }
                     match read_rules_file(&f) {
                         Ok(text) => texts.extend(split_file(&f, &text)),
                         Err(e) => errors.push(RuleError::Unreadable {
@@ -121,8 +125,8 @@ pub fn read_rules_file(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-/// The rule files a `--rules` path names: the file itself, or a folder's `*.rq *.sparql *.json *.jsonld`
-/// sorted by name.
+/// The rule files a `--rules` path names: the file itself, or a folder's `*.rq *.sparql *.json *.jsonld *.srl
+/// *.ttl *.trig` sorted by name.
 fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
     let unreadable = |reason: String| RuleError::Unreadable {
         path: path.to_owned(),
@@ -138,9 +142,12 @@ fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
         .map(|e| e.path())
         .filter(|p| {
             p.is_file()
-                && p.extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| matches!(e, "rq" | "sparql" | "json" | "jsonld" | "srl"))
+                && p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    matches!(
+                        e,
+                        "rq" | "sparql" | "json" | "jsonld" | "srl" | "ttl" | "trig"
+                    )
+                })
         })
         .collect();
     files.sort();
@@ -305,7 +312,8 @@ fn array_items(text: &str) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// The `f:rule` values of the data (of one named graph when `graph` is given).
+/// The `f:rule` values of the data, and its rule sets in SHACL 1.2 Rules' RDF syntax (of one named graph when
+/// `graph` is given).
 fn stored(
     store: &Store,
     graph: Option<&str>,
@@ -320,6 +328,8 @@ fn stored(
         },
         None => None,
     };
+    // Rule sets in SHACL 1.2 Rules' RDF syntax are stored rules too.
+    super::srl::rdf::from_store(store, only, texts, errors);
     let mut found: Vec<(TermId, TermId, TermId)> = Vec::new(); // (subject, object, graph)
     for (g, index) in store.quads.graphs() {
         if only.is_some_and(|o| o != g) {

@@ -39,7 +39,11 @@ pub mod codes {
     pub const ASSIGNED_AFTER_USE: &str = "reasonctl::srl::assigned_after_use";
     /// A construct of the draft this implementation does not run yet.
     pub const UNSUPPORTED: &str = "reasonctl::srl::unsupported";
+    /// A rule set in the RDF syntax (`srl:` vocabulary) whose nodes are not what the syntax's shapes require.
+    pub const RDF_SYNTAX: &str = "reasonctl::srl::rdf_syntax";
 }
+
+pub mod rdf;
 
 /// Where the specification states the well-formedness conditions.
 const WELL_FORMED: &str = "SHACL 1.2 Rules, section \"Well-formedness Conditions\"";

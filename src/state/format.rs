@@ -95,6 +95,11 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
                 w.u64(*offset as u64);
                 w.u64(*prologue as u64);
             }
+            Origin::Translated { path, node } => {
+                w.u32(2);
+                w.str(&path.to_string_lossy());
+                w.str(node);
+            }
             Origin::Stored { subject, graph } => {
                 w.u32(1);
                 w.str(subject);
@@ -370,6 +375,10 @@ impl Parts {
                         graph: some.then_some(graph),
                     }
                 }
+                2 => Origin::Translated {
+                    path: PathBuf::from(r.string()?),
+                    node: r.string()?,
+                },
                 _ => return Err(Damaged("a rule's origin is unknown".to_owned())),
             };
             rules.push(RuleText {
