@@ -728,12 +728,16 @@ fn expand(
 ) -> Option<String> {
     let n = &text[name.clone()];
     if let Some(iri) = n.strip_prefix('<').and_then(|s| s.strip_suffix('>')) {
-        let resolved = base
-            .as_deref()
-            .and_then(|b| oxiri::Iri::parse(b.to_owned()).ok())
-            .and_then(|b| b.resolve(iri).ok())
-            .map(oxiri::Iri::into_inner);
-        return Some(resolved.unwrap_or_else(|| iri.to_owned()));
+        // Relative to the BASE before it; without one it must be absolute (a relative name has no IRI).
+        return match base.as_deref() {
+            Some(b) => oxiri::Iri::parse(b.to_owned())
+                .ok()
+                .and_then(|b| b.resolve(iri).ok())
+                .map(oxiri::Iri::into_inner),
+            None => oxiri::Iri::parse(iri.to_owned())
+                .ok()
+                .map(oxiri::Iri::into_inner),
+        };
     }
     let (prefix, local) = n.split_once(':')?;
     prefixes.get(prefix).map(|ns| format!("{ns}{local}"))
@@ -990,12 +994,18 @@ fn to_sparql(text: &str) -> Result<String, Vec<Problem>> {
             // A rule's name must say which IRI it is.
             if let Some(n) = name {
                 if expand(text, n, &prefixes_before(text, &items, n.start)).is_none() {
+                    let name = &text[n.clone()];
                     return Err(vec![syntax(
                         n.clone(),
-                        format!(
-                            "the rule name {} uses a prefix no PREFIX before it declares",
-                            &text[n.clone()]
-                        ),
+                        if name.starts_with('<') {
+                            format!(
+                                "the rule name {name} is not an absolute IRI and no BASE before it resolves it"
+                            )
+                        } else {
+                            format!(
+                                "the rule name {name} uses a prefix no PREFIX before it declares"
+                            )
+                        },
                     )]);
                 }
             }
@@ -1449,6 +1459,22 @@ mod tests {
             to_sparql("PREFIX ex: <http://e/>\nRULE ex:r { ?x ex:q ?y } WHERE { ?x ex:p ?y }")
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_relative_rule_name_needs_a_base_before_it() {
+        let rule = "RULE <r> { ?x <http://e/q> ?y } WHERE { ?x <http://e/p> ?y }";
+        assert_eq!(codes_of(rule), [codes::SYNTAX]);
+        let err = to_sparql(rule).unwrap_err();
+        assert!(
+            err[0].message.contains("not an absolute IRI"),
+            "{}",
+            err[0].message
+        );
+        let based = format!("BASE <http://e/>\n{rule}");
+        assert!(to_sparql(&based).is_ok());
+        let texts = split(Path::new("f.srl"), &based);
+        assert_eq!(texts[0].id, "http://e/r");
     }
 
     #[test]
