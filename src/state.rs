@@ -816,7 +816,10 @@ mod tests {
         let m = std::fs::read_to_string(dir.join(MANIFEST)).unwrap();
         std::fs::write(
             dir.join(MANIFEST),
-            m.replace("\"format_version\": 1", "\"format_version\": 99"),
+            m.replace(
+                &format!("\"format_version\": {}", format::VERSION),
+                "\"format_version\": 99",
+            ),
         )
         .unwrap();
         assert!(matches!(

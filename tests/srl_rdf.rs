@@ -59,9 +59,10 @@ fn every_shape_test_of_the_draft_is_read_or_refused_as_it_says() {
         let index = store.quads.graph(TermId::DEFAULT_GRAPH).unwrap();
         let graph = Graph::new(&store.dict, index);
         let test = store.dict.lookup_iri(&format!("{EX}test")).unwrap();
-        let (perm, keys) = index.range(&[None, Some(well_known::RDF_TYPE), None]);
-        for key in keys {
-            let [case, _, class] = perm.to_triple(*key);
+        for [case, _, class] in index
+            .range(&[None, Some(well_known::RDF_TYPE), None])
+            .iter()
+        {
             let TermRef::Iri(class) = store.dict.get(class) else {
                 continue;
             };
@@ -74,10 +75,9 @@ fn every_shape_test_of_the_draft_is_read_or_refused_as_it_says() {
                 (_, Some(s)) => (s, false),
                 _ => continue,
             };
-            let (p, values) = index.range(&[Some(case), Some(test), None]);
+            let values = index.range(&[Some(case), Some(test), None]);
             assert!(!values.is_empty(), "{file}: a test without :test");
-            for v in values {
-                let node = p.to_triple(*v)[2];
+            for [_, _, node] in values.iter() {
                 let got = read_as(&graph, shape, node);
                 checked += 1;
                 if got.is_ok() != good {

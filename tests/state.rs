@@ -285,7 +285,13 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
     let text = fs::read_to_string(&manifest).unwrap();
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 1", "\"format_version\": 2"),
+        text.replace(
+            &format!("\"format_version\": {}", reasonctl::state::format::VERSION),
+            &format!(
+                "\"format_version\": {}",
+                reasonctl::state::format::VERSION + 1
+            ),
+        ),
     )
     .unwrap();
     let out = run(dir.path(), &q);

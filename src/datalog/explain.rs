@@ -115,10 +115,8 @@ impl Target {
             if self.graph.is_some_and(|x| x != g) {
                 continue;
             }
-            let (perm, keys) = index.range(&self.terms);
             out.extend(
-                keys.iter()
-                    .map(|k| perm.to_triple(*k))
+                (index.range(&self.terms).iter())
                     .map(|[s, p, o]| [g, s, p, o])
                     .filter(|q| self.matches(*q)),
             );

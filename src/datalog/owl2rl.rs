@@ -323,16 +323,13 @@ fn lists(store: &Store, predicate: &str) -> (Vec<usize>, Vec<TermId>) {
     };
     // The one object of (s, p), if there is exactly one.
     let one = |s: TermId, p: TermId| -> Option<TermId> {
-        match index.range(&[Some(s), Some(p), None]) {
-            (perm, [key]) => Some(perm.to_triple(*key)[2]),
-            _ => None,
-        }
+        let m = index.range(&[Some(s), Some(p), None]);
+        (m.len() == 1).then(|| m.get(0)[2])
     };
-    let (perm, keys) = index.range(&[None, Some(p), None]);
+    let keys = index.range(&[None, Some(p), None]);
     let mut lengths = Vec::new();
     let mut long = Vec::new();
-    for &key in keys {
-        let [subject, _, mut node] = perm.to_triple(key);
+    for [subject, _, mut node] in keys.iter() {
         let mut n = 0;
         let mut well_formed = true;
         while node != nil && n <= MAX_LIST {

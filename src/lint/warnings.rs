@@ -207,7 +207,7 @@ fn in_data(store: &Store, pos: usize, id: TermId) -> bool {
     store
         .quads
         .graphs()
-        .any(|(_, index)| !index.range(&pattern).1.is_empty())
+        .any(|(_, index)| !index.range(&pattern).is_empty())
 }
 
 /// Whether some head of the program may write `id` at `pos`.

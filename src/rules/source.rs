@@ -335,11 +335,9 @@ fn stored(
         if only.is_some_and(|o| o != g) {
             continue;
         }
-        let (perm, keys) = index.range(&[None, Some(wk::F_RULE), None]);
-        found.extend(keys.iter().map(|&k| {
-            let [s, _, o] = perm.to_triple(k);
-            (s, o, g)
-        }));
+        found.extend(
+            (index.range(&[None, Some(wk::F_RULE), None]).iter()).map(|[s, _, o]| (s, o, g)),
+        );
     }
     found.sort_by(|a, b| {
         crate::output::rdf::cmp_terms(dict, a.0, b.0)

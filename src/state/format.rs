@@ -1,5 +1,5 @@
-//! This module defines the snapshot file of a state: the dictionary, the asserted quads in their three sorted
-//! orders, the derived quads, the prefixes and the program's rule texts, in one little-endian binary file read
+//! This module defines the snapshot file of a state: the dictionary, the asserted quads (SPO-sorted, with their
+//! POS and OSP permutations), the derived quads, the prefixes and the program's rule texts, in one little-endian binary file read
 //! back by one sequential read. The file starts with a magic line and the format version; the manifest records
 //! its length and CRC-32.
 
@@ -9,16 +9,15 @@ use crate::rules::source::RuleText;
 use crate::rules::{Language, Origin};
 use crate::store::dictionary::DictionaryParts;
 use crate::store::load::dump::LineTable;
-use crate::store::quads::patch_sorted;
-use crate::store::{
-    Dictionary, Overlay, Perm, Quad, QuadStore, Store, TermId, Triple, TripleIndex,
-};
+use crate::store::quads::patch_permuted;
+use crate::store::{Dictionary, Overlay, Quad, QuadStore, Store, TermId, Triple, TripleIndex};
 
 /// The first bytes of a snapshot.
 pub const MAGIC: &[u8; 16] = b"REASONCTL-STATE\n";
 
-/// The snapshot format this build writes and reads; any other is refused.
-pub const VERSION: u32 = 1;
+/// The snapshot format this build writes and reads; any other is refused. Format 2: the asserted quads' POS and
+/// OSP orders are permutations of the SPO array (4 bytes a triple), as the derived quads' always were.
+pub const VERSION: u32 = 2;
 
 /// What a snapshot holds.
 pub struct Snapshot {
@@ -58,12 +57,9 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
     for (g, index) in graphs {
         w.u32(g.0);
         w.u64(index.len() as u64);
-        for perm in [
-            crate::store::Perm::Spo,
-            crate::store::Perm::Pos,
-            crate::store::Perm::Osp,
-        ] {
-            w.triples(index.keys(perm));
+        w.triples(index.triples());
+        for perm in [crate::store::Perm::Pos, crate::store::Perm::Osp] {
+            w.u32s(index.permutation(perm).unwrap_or_default());
         }
     }
     let derived: Vec<TermId> = overlay.graph_ids().collect();
@@ -119,8 +115,8 @@ type Orders = (Vec<Triple>, Vec<u32>, Vec<u32>);
 struct Parts {
     dict: DictionaryParts,
     prefixes: Vec<(String, String)>,
-    /// Per graph: the triples in SPO, POS and OSP key order.
-    asserted: Vec<(TermId, [Vec<Triple>; 3])>,
+    /// Per graph: the triples in SPO order and the POS and OSP permutations of them.
+    asserted: Vec<(TermId, Orders)>,
     /// Per graph: the triples in SPO order and the POS and OSP permutations of them.
     derived: Vec<(TermId, Orders)>,
     rules: Vec<RuleText>,
@@ -250,67 +246,18 @@ fn graphs_of(quads: &[Quad]) -> Vec<TermId> {
     out
 }
 
-/// A graph's derived triples (SPO order, POS and OSP permutations) without `removed` and with `added`: the
-/// permutations are carried over, not sorted again.
-fn patch_derived(
+/// A graph's orders without `removed` and with `added` (both sorted by SPO).
+fn patch_orders(
     (spo, pos, osp): Orders,
     removed: &[Triple],
     added: &[Triple],
 ) -> Result<Orders, Damaged> {
-    const GONE: u32 = u32::MAX;
-    // Where each old triple lands (or GONE), where each added one lands.
-    let mut remap = vec![GONE; spo.len()];
-    let mut added_at = Vec::with_capacity(added.len());
-    let mut out: Vec<Triple> = Vec::with_capacity(spo.len() + added.len());
-    let (mut r, mut a) = (0, 0);
-    for (i, t) in spo.iter().enumerate() {
-        while a < added.len() && added[a] < *t {
-            added_at.push(out.len() as u32);
-            out.push(added[a]);
-            a += 1;
-        }
-        if a < added.len() && added[a] == *t {
-            return Err(Damaged("a delta adds a fact the state holds".to_owned()));
-        }
-        if r < removed.len() && removed[r] == *t {
-            r += 1;
-            continue;
-        }
-        remap[i] = out.len() as u32;
-        out.push(*t);
-    }
-    for t in &added[a..] {
-        added_at.push(out.len() as u32);
-        out.push(*t);
-    }
-    if r != removed.len() {
-        return Err(Damaged("a delta removes a fact the state lacks".to_owned()));
-    }
-    let permute = |order: Vec<u32>, perm: Perm| -> Result<Vec<u32>, Damaged> {
-        if order.iter().any(|&i| i as usize >= remap.len()) {
-            return Err(Damaged("the derived quads are damaged".to_owned()));
-        }
-        let key = |i: &u32| perm.to_key(out[*i as usize]);
-        let mut fresh = added_at.clone();
-        fresh.sort_unstable_by_key(key);
-        let kept = order
-            .into_iter()
-            .map(|i| remap[i as usize])
-            .filter(|&i| i != GONE);
-        let mut merged = Vec::with_capacity(out.len());
-        let mut fresh = fresh.into_iter().peekable();
-        for i in kept {
-            while let Some(f) = fresh.next_if(|f| key(f) < key(&i)) {
-                merged.push(f);
-            }
-            merged.push(i);
-        }
-        merged.extend(fresh);
-        Ok(merged)
-    };
-    let pos = permute(pos, Perm::Pos)?;
-    let osp = permute(osp, Perm::Osp)?;
-    Ok((out, pos, osp))
+    patch_permuted(&spo, &pos, &osp, removed, added).ok_or_else(|| {
+        Damaged(
+            "a delta removes a fact the state lacks or adds one it holds, or an order is damaged"
+                .to_owned(),
+        )
+    })
 }
 
 impl Parts {
@@ -343,7 +290,7 @@ impl Parts {
         for _ in 0..r.u32()? {
             let g = TermId(r.u32()?);
             let n = r.len()?;
-            asserted.push((g, [r.triples(n)?, r.triples(n)?, r.triples(n)?]));
+            asserted.push((g, (r.triples(n)?, r.u32s(n)?, r.u32s(n)?)));
         }
         let mut derived = Vec::new();
         for _ in 0..r.u32()? {
@@ -414,7 +361,7 @@ impl Parts {
         graphs.extend(graphs_of(&added));
         graphs.sort_unstable();
         graphs.dedup();
-        let mut old: std::collections::HashMap<TermId, [Vec<Triple>; 3]> =
+        let mut old: std::collections::HashMap<TermId, Orders> =
             std::mem::take(&mut self.asserted).into_iter().collect();
         for g in graphs {
             let orders = old.remove(&g).unwrap_or_default();
@@ -423,20 +370,9 @@ impl Parts {
                 self.asserted.push((g, orders));
                 continue;
             }
-            let [spo, pos, osp] = orders;
-            let keyed = |ts: &[Triple], perm: Perm| -> Vec<Triple> {
-                ts.iter().map(|&t| perm.to_key(t)).collect()
-            };
-            let misfit = || {
-                Damaged("a delta removes a fact the state lacks or adds one it holds".to_owned())
-            };
-            let spo = patch_sorted(&spo, gone.clone(), new.clone()).ok_or_else(misfit)?;
-            let pos = patch_sorted(&pos, keyed(&gone, Perm::Pos), keyed(&new, Perm::Pos))
-                .ok_or_else(misfit)?;
-            let osp = patch_sorted(&osp, keyed(&gone, Perm::Osp), keyed(&new, Perm::Osp))
-                .ok_or_else(misfit)?;
+            let (spo, pos, osp) = patch_orders(orders, &gone, &new)?;
             if !spo.is_empty() {
-                self.asserted.push((g, [spo, pos, osp]));
+                self.asserted.push((g, (spo, pos, osp)));
             }
         }
         if !old.is_empty() {
@@ -454,7 +390,7 @@ impl Parts {
         for g in graphs {
             let orders = old.remove(&g).unwrap_or_default();
             let (spo, pos, osp) =
-                patch_derived(orders, &of_graph(&removed, g), &of_graph(&added, g))?;
+                patch_orders(orders, &of_graph(&removed, g), &of_graph(&added, g))?;
             if !spo.is_empty() {
                 self.derived.push((g, (spo, pos, osp)));
             }
@@ -473,7 +409,7 @@ impl Parts {
         let end = dict.end().0;
         let in_range = |ts: &[[TermId; 3]]| ts.iter().flatten().all(|t| t.0 < end);
         let mut graphs = Vec::new();
-        for (g, [spo, pos, osp]) in self.asserted {
+        for (g, (spo, pos, osp)) in self.asserted {
             if g.0 >= end || !in_range(&spo) {
                 return Err(Damaged(
                     "an asserted quad names a term the dictionary lacks".to_owned(),

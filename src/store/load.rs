@@ -1100,9 +1100,9 @@ mod tests {
         let g = store.quads.graph(TermId::DEFAULT_GRAPH).unwrap();
         assert_eq!(g.len(), 3);
         let reifies = crate::store::well_known::RDF_REIFIES;
-        let (_, keys) = g.range(&[None, Some(reifies), None]);
+        let keys = g.range(&[None, Some(reifies), None]);
         assert_eq!(keys.len(), 1);
-        let object = keys[0][1];
+        let object = keys.get(0)[2];
         assert!(matches!(store.dict.get(object), TermRef::Triple(_)));
     }
 

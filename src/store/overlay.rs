@@ -9,7 +9,7 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{Pattern, Perm, QuadStore, prefix_range};
+use super::quads::{Pattern, Perm, QuadStore, permutation, prefix_range};
 use super::term::{TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -39,25 +39,6 @@ impl Clone for Run {
             preds: self.preds.clone(),
         }
     }
-}
-
-/// The permutation of `spo` that sorts it in `perm` order. Sorts (key, index) pairs packed together: no random
-/// access into `spo` while sorting.
-fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
-    let mut keyed: Vec<[u32; 4]> = spo
-        .iter()
-        .enumerate()
-        .map(|(i, &t)| {
-            let [a, b, c] = perm.to_key(t);
-            [a.0, b.0, c.0, i as u32]
-        })
-        .collect();
-    if keyed.len() > 1 << 14 {
-        keyed.par_sort_unstable();
-    } else {
-        keyed.sort_unstable();
-    }
-    keyed.into_iter().map(|k| k[3]).collect()
 }
 
 /// The distinct predicates of SPO-sorted triples, sorted.
@@ -472,9 +453,12 @@ impl<'a> View<'a> {
             scan.cursors.extend(also.scan(graph, pattern).cursors);
         }
         if let Some(index) = self.base.graph(graph) {
-            let (_, keys) = index.range(pattern);
-            if !keys.is_empty() {
-                scan.cursors.push(Cursor::Keys(keys));
+            let matches = index.range(pattern);
+            if !matches.is_empty() {
+                scan.cursors.push(match matches.parts() {
+                    (None, spo) => Cursor::Keys(spo),
+                    (Some(idx), spo) => Cursor::Indexed { idx, spo },
+                });
             }
         }
         scan.cursors.retain(|c| !c.is_empty());

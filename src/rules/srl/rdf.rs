@@ -66,18 +66,17 @@ impl<'a> Graph<'a> {
         let Some(p) = self.id(&format!("{ns}{local}")) else {
             return Vec::new();
         };
-        let (perm, keys) = self.index.range(&[Some(node), Some(p), None]);
-        keys.iter().map(|k| perm.to_triple(*k)[2]).collect()
+        self.index
+            .range(&[Some(node), Some(p), None])
+            .iter()
+            .map(|t| t[2])
+            .collect()
     }
 
     /// Every triple of `node` as subject: (predicate, object).
     fn out(&self, node: TermId) -> Vec<(TermId, TermId)> {
-        let (perm, keys) = self.index.range(&[Some(node), None, None]);
-        keys.iter()
-            .map(|k| {
-                let [_, p, o] = perm.to_triple(*k);
-                (p, o)
-            })
+        (self.index.range(&[Some(node), None, None]).iter())
+            .map(|[_, p, o]| (p, o))
             .collect()
     }
 
@@ -632,12 +631,22 @@ fn translate(
     // Rule sets: typed srl:RuleSet, or holding srl:rules; rules typed srl:Rule outside every set are sets of one.
     let mut sets: Vec<TermId> = Vec::new();
     if let Some(class) = graph.id(&format!("{SRL}RuleSet")) {
-        let (perm, keys) = graph.index.range(&[None, Some(rdf_type), Some(class)]);
-        sets.extend(keys.iter().map(|k| perm.to_triple(*k)[0]));
+        sets.extend(
+            graph
+                .index
+                .range(&[None, Some(rdf_type), Some(class)])
+                .iter()
+                .map(|t| t[0]),
+        );
     }
     if let Some(p) = srl_rules {
-        let (perm, keys) = graph.index.range(&[None, Some(p), None]);
-        sets.extend(keys.iter().map(|k| perm.to_triple(*k)[0]));
+        sets.extend(
+            graph
+                .index
+                .range(&[None, Some(p), None])
+                .iter()
+                .map(|t| t[0]),
+        );
     }
     sets.sort_by(|a, b| crate::output::rdf::cmp_terms(dict, *a, *b));
     sets.dedup();
@@ -685,11 +694,13 @@ fn translate(
         }
     }
     if let Some(class) = graph.id(&format!("{SRL}Rule")) {
-        let (perm, keys) = graph.index.range(&[None, Some(rdf_type), Some(class)]);
         lone.extend(
-            keys.iter()
-                .map(|k| perm.to_triple(*k)[0])
-                .filter(|r| !members.contains(r)),
+            (graph
+                .index
+                .range(&[None, Some(rdf_type), Some(class)])
+                .iter())
+            .map(|t| t[0])
+            .filter(|r| !members.contains(r)),
         );
     }
     lone.sort_by(|a, b| crate::output::rdf::cmp_terms(dict, *a, *b));
