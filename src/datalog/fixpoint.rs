@@ -375,6 +375,7 @@ pub fn run_over(
                         path_limit: options.path_limit,
                         made_cap: usize::MAX,
                         also: None,
+                        compact: true,
                     };
                     run_body(program, job, shared, overlay_ref, &limits)
                 };
@@ -615,33 +616,39 @@ fn new_facts(
         }
     }
     found.dedup_by_key(|f| f.0);
-    // Graph by graph: mark what the graph's asserted triples or derived runs hold, then drop it in one pass.
-    let mut keep = vec![true; found.len()];
+    drop_known(&mut found, |f| f.0, store, overlay);
+    found
+}
+
+/// Drops the facts (sorted by quad) the store asserts or the overlay holds: graph by graph, marks what the graph's
+/// asserted triples or derived runs hold, then drops it in one pass.
+fn drop_known<T>(facts: &mut Vec<T>, quad: impl Fn(&T) -> Quad, store: &Store, overlay: &Overlay) {
+    let mut keep = vec![true; facts.len()];
     let mut i = 0;
-    while i < found.len() {
-        let g = found[i].0[0];
-        let end = i + found[i..].partition_point(|f| f.0[0] == g);
+    while i < facts.len() {
+        let g = quad(&facts[i])[0];
+        let end = i + facts[i..].partition_point(|f| quad(f)[0] == g);
         if let Some(index) = store.quads.graph(g) {
-            mark_known(&found[i..end], index.triples(), &mut keep[i..end]);
+            mark_known(&facts[i..end], &quad, index.triples(), &mut keep[i..end]);
         }
         for run in overlay.runs_of(g) {
-            mark_known(&found[i..end], run, &mut keep[i..end]);
+            mark_known(&facts[i..end], &quad, run, &mut keep[i..end]);
         }
         i = end;
     }
     let mut k = keep.iter();
-    found.retain(|_| *k.next().expect("one flag per fact"));
-    found
+    facts.retain(|_| *k.next().expect("one flag per fact"));
 }
 
 /// Clears `keep` for the facts (sorted by triple) that `sorted` (SPO-sorted) holds: a merge that gallops through
 /// `sorted`, so a few facts against a large array cost a few binary searches and many facts one linear pass.
-fn mark_known(facts: &[(Quad, u32, u32)], sorted: &[Triple], keep: &mut [bool]) {
+fn mark_known<T>(facts: &[T], quad: impl Fn(&T) -> Quad, sorted: &[Triple], keep: &mut [bool]) {
     let mut pos = 0;
-    for ((q, _, _), keep) in facts.iter().zip(keep) {
+    for (f, keep) in facts.iter().zip(keep) {
         if !*keep {
             continue;
         }
+        let q = quad(f);
         let t = [q[1], q[2], q[3]];
         // Exponential search forward from `pos` for the first key >= t.
         let mut step = 1;
@@ -698,6 +705,9 @@ pub(super) struct Limits<'a> {
     pub(super) made_cap: usize,
     /// A third layer of facts the bodies read, beside the store and the overlay (maintenance's old state).
     pub(super) also: Option<&'a Overlay>,
+    /// Whether a body's output may be compacted as it grows (sorted, each fact once, held facts dropped): the
+    /// fixpoint wants only new facts; maintenance wants every instantiation (overdeletion reads held ones).
+    pub(super) compact: bool,
 }
 
 /// Runs one body and instantiates the rule's heads for every row; keeps each new fact once, and stops once it has
@@ -760,6 +770,7 @@ pub(super) fn run_body(
     let mut rows = 0u64;
     let mut made = 0u64;
     let mut counted = 0usize;
+    let mut compacted = 0usize;
     let unit = Rows::unit(plan.width);
     exec::execute(&plan, &cx, &mut st, &unit, &mut |st, batch| {
         rows += batch.len() as u64;
@@ -772,7 +783,7 @@ pub(super) fn run_body(
                     let g = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
                     let q = [g, s, p, o];
                     if !bounded {
-                        // No budget: the merge deduplicates.
+                        // No budget: the merge deduplicates (and the list is compacted as it grows, below).
                         quads.push(q);
                         continue;
                     }
@@ -788,9 +799,20 @@ pub(super) fn run_body(
                 }
             }
         }
+        // Without a budget every instantiation is kept until the pass's merge, and a body that makes many facts
+        // already held (or one fact many times) would hold them all: each time the list doubles it is sorted,
+        // deduplicated and rid of known facts (terms the body computed have ids no held fact has: they stay).
+        if limits.compact
+            && !bounded
+            && quads.len() >= compacted.saturating_mul(2).max(COMPACT_FROM)
+        {
+            compact(&mut quads, store, overlay);
+            compacted = quads.len();
+            counted = counted.min(quads.len());
+        }
         limits
             .found
-            .fetch_add(quads.len() - counted, Ordering::Relaxed);
+            .fetch_add(quads.len().saturating_sub(counted), Ordering::Relaxed);
         counted = quads.len();
         Ok(
             if quads.len() > limits.room || made > limits.made_cap as u64 {
@@ -800,6 +822,9 @@ pub(super) fn run_body(
             },
         )
     })?;
+    if limits.compact && !bounded && quads.len() > compacted {
+        compact(&mut quads, store, overlay);
+    }
     // Terms the body computed (BIND results, new literals): carried out by value, interned after the pass.
     let mut locals: Vec<(TermId, oxrdf::Term)> = Vec::new();
     let mut listed: HashSet<TermId> = HashSet::new();
@@ -820,6 +845,17 @@ pub(super) fn run_body(
         made,
         elapsed: started.elapsed(),
     })
+}
+
+/// A body's facts past which they are compacted ([`compact`]): below it, the pass's merge does the work.
+const COMPACT_FROM: usize = 1 << 16;
+
+/// A body's facts sorted, each once, without those held already (the pass's merge does the same over all bodies;
+/// done per body, a body's output holds only what may be new).
+fn compact(quads: &mut Vec<Quad>, store: &Store, overlay: &Overlay) {
+    quads.sort_unstable();
+    quads.dedup();
+    drop_known(quads, |q| *q, store, overlay);
 }
 
 /// Sorts distinct pairs of term ids below `end`. Many pairs over few terms: a stable counting sort by the first

@@ -191,6 +191,7 @@ fn run_jobs(
         path_limit: options.path_limit,
         made_cap,
         also,
+        compact: false,
     };
     jobs.par_iter()
         .map(|job| run_body(program, job, store, overlay, &limits))
