@@ -393,7 +393,10 @@ pub fn run_over(
             let mut new_by_group: HashMap<usize, Vec<Triple>> = HashMap::new();
             let mut derived_by_group: HashMap<usize, usize> = HashMap::new();
             // Every fact the pass found, with the job (in job order) and position that found it.
-            let mut found: Vec<(Quad, u32, u32)> = Vec::new();
+            // Sized once, exactly: growing it by doubling could leave it twice the size it needs.
+            let total: usize = outs.iter().flatten().map(|o| o.quads.len()).sum();
+            let mut found: Vec<(Quad, u32, u32)> = Vec::with_capacity(total);
+            let mut pending: Vec<(u32, Vec<Quad>)> = Vec::with_capacity(jobs.len());
             for (j, (job, out)) in jobs.iter().zip(outs).enumerate() {
                 let g = group_of[job.rule];
                 let out = match out {
@@ -429,17 +432,21 @@ pub fn run_over(
                 matched_rows[out.rule] += out.rows;
                 heads_made[out.rule] += out.made;
                 let map = intern_locals(&mut store.dict, out.locals);
-                found.reserve(out.quads.len());
-                for (k, mut q) in out.quads.into_iter().enumerate() {
-                    if !map.is_empty() {
-                        for id in q.iter_mut() {
-                            if let Some(m) = map.get(id) {
-                                *id = *m;
-                            }
+                let mut quads = out.quads;
+                if !map.is_empty() {
+                    for id in quads.iter_mut().flatten() {
+                        if let Some(m) = map.get(id) {
+                            *id = *m;
                         }
                     }
-                    found.push((q, j as u32, k as u32));
                 }
+                pending.push((j as u32, quads));
+            }
+            // Into `found` largest output first, each freed once moved (the order is the sort's business): the
+            // outputs left and `found` then never hold more than `found` will.
+            pending.sort_by_key(|(j, quads)| (std::cmp::Reverse(quads.len()), *j));
+            for (j, quads) in pending {
+                found.extend(quads.into_iter().enumerate().map(|(k, q)| (q, j, k as u32)));
             }
             // Dedup by sorting (each fact kept where it was first found), then drop what is asserted or already
             // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
@@ -465,7 +472,14 @@ pub fn run_over(
                 per_job[j as usize] += 1;
                 match by_graph.last_mut() {
                     Some((g, ts)) if *g == graph => ts.push([s, p, o]),
-                    _ => by_graph.push((graph, vec![[s, p, o]])),
+                    // The new facts are sorted by graph: each graph's come together, and are counted first.
+                    _ => {
+                        let n = new.partition_point(|f| f.0[0] <= graph)
+                            - new.partition_point(|f| f.0[0] < graph);
+                        let mut ts = Vec::with_capacity(n);
+                        ts.push([s, p, o]);
+                        by_graph.push((graph, ts));
+                    }
                 }
                 if let (TermId::DEFAULT_GRAPH, Some(g)) = (graph, seeds_of[j as usize]) {
                     new_by_group.entry(g).or_default().push([s, p, o]);
@@ -741,10 +755,14 @@ pub(super) fn run_body(
                 pairs.len() <= limits.room
             },
         )?;
-        let quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
+        let mut quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
             .into_iter()
             .map(|(x, z)| [g, x, c.r, z])
             .collect();
+        if limits.compact && !bounded {
+            // Sorted already: only the pairs held (asserted, or derived before) go.
+            drop_known(&mut quads, |q| *q, store, overlay);
+        }
         return Ok(JobOut {
             rule: job.rule,
             rows: quads.len() as u64,

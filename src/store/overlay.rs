@@ -285,6 +285,19 @@ impl Overlay {
             .map(|i| &self.graphs[i].1)
     }
 
+    /// Every derived fact as a quad (in no particular order), each run freed as soon as it is copied: the copy
+    /// never holds all the facts twice.
+    pub fn into_quads(self) -> Vec<super::Quad> {
+        let mut out = Vec::with_capacity(self.len());
+        for (g, derived) in self.graphs {
+            // Smallest runs first: the large ones go while the copy is still small.
+            for run in derived.runs.into_iter().rev() {
+                out.extend(run.spo.iter().map(|&[s, p, o]| [g, s, p, o]));
+            }
+        }
+        out
+    }
+
     /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
     pub fn retain(&mut self, keep: impl Fn(TermId, &Triple) -> bool) {
         for (g, derived) in &mut self.graphs {

@@ -507,6 +507,15 @@ impl QuadStore {
         Some(Self::from_indexes(indexes))
     }
 
+    /// Every quad (sorted), each graph's index freed as soon as its triples are copied.
+    pub fn into_quads(self) -> Vec<super::Quad> {
+        let mut out = Vec::with_capacity(self.len());
+        for (g, index) in self.graphs {
+            out.extend(index.spo.iter().map(|&[s, p, o]| [g, s, p, o]));
+        }
+        out
+    }
+
     /// The index of one graph, if it holds any triple.
     pub fn graph(&self, graph: TermId) -> Option<&TripleIndex> {
         self.graphs
