@@ -1,7 +1,8 @@
 //! Load benchmark: synthetic N-Triples (see `synth.rs`) at 1M and 5M triples; reports triples/s and peak bytes per
 //! triple for reasonctl's loader next to oxttl's bare parse of the same file (the physical limit for loading).
 //!
-//! Run: `cargo bench --bench load` (sizes: `REASONCTL_BENCH_SIZES=1000000,5000000`, the default). Each measurement
+//! Run: `cargo bench --bench load` (sizes: `REASONCTL_BENCH_SIZES=1000000,5000000`, the default; more files:
+//! `REASONCTL_BENCH_FILES=a.nt,b.nt`). Each measurement
 //! runs in a fresh child process, so its peak resident memory (VmHWM) is its own; bytes/triple is
 //! (peak − resident memory before the load) / triples. Data files are cached in `benches/data/`.
 //! Targets (issue 2): load ≤ 2× bare parse time; ≤ 64 peak bytes per triple at 5M.
@@ -121,8 +122,12 @@ fn main() {
         "{:>9} {:>14} {:>10} {:>12} {:>14} {:>8}",
         "triples", "what", "seconds", "triples/s", "peak B/triple", "x parse"
     );
-    for size in sizes {
-        let path = data_file(size);
+    // Files of one's own too (`REASONCTL_BENCH_FILES=benches/data/lubm-10.nt,…`): the store's bytes per triple
+    // on real data, whose terms repeat more than the synthetic ones do.
+    let files: Vec<PathBuf> = std::env::var("REASONCTL_BENCH_FILES")
+        .map(|v| v.split(',').map(PathBuf::from).collect())
+        .unwrap_or_default();
+    for path in sizes.into_iter().map(data_file).chain(files) {
         let (parse_s, n, parse_b) = measure("parse", &path);
         let (load_s, loaded, load_b) = measure("load", &path);
         for (what, s, b, k) in [
