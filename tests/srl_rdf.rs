@@ -182,3 +182,58 @@ fn the_drafts_rule_sets_lower_to_the_same_program_as_their_srl_form() {
     assert_eq!(srl_errors, rdf_errors);
     assert_eq!(rdf_rules.len(), 7);
 }
+
+/// A rules file in the RDF syntax, written to a temporary folder.
+fn rules_file(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("rules.ttl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn odd_rdf_rule_sets_are_refused_with_the_rdf_syntax_code_not_crashed_on() {
+    const HEAD: &str = "PREFIX : <http://e/>\nPREFIX srl: <http://www.w3.org/ns/shacl-rules#>\n\
+                        PREFIX sparql: <http://www.w3.org/ns/sparql#>\n";
+    let rule = |body: &str| {
+        format!(
+            "{HEAD}:set a srl:RuleSet ; srl:rules ( :r ) .\n\
+             :r srl:head ( [ srl:tripleTemplate [ srl:subject [ srl:varName \"x\" ] ; srl:predicate :q ; \
+             srl:object :o ] ] ) ;\n srl:body ( [ srl:triplePattern [ srl:subject [ srl:varName \"x\" ] ; \
+             srl:predicate :p ; srl:object :o ] ] {body} ) .\n"
+        )
+    };
+    // An expression nested 300 deep; a list that loops; a list that never ends in rdf:nil; a variable name that
+    // is not one; an expression node with two function calls.
+    let mut deep = "1".to_owned();
+    for _ in 0..300 {
+        deep = format!("[ sparql:add ( {deep} 1 ) ]");
+    }
+    let cases = [
+        rule(&format!("[ srl:filter [ sparql:less-than ( {deep} 5 ) ] ]")),
+        format!(
+            "{HEAD}:set a srl:RuleSet ; srl:rules _:l .\n_:l <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> :r ; \
+             <http://www.w3.org/1999/02/22-rdf-syntax-ns#rest> _:l .\n"
+        ),
+        format!(
+            "{HEAD}:set a srl:RuleSet ; srl:rules _:l .\n_:l <http://www.w3.org/1999/02/22-rdf-syntax-ns#first> :r .\n"
+        ),
+        rule("[ srl:filter [ sparql:bound ( [ srl:varName \"not a name\" ] ) ] ]"),
+        rule("[ srl:filter [ sparql:bound ( 1 ) ; sparql:str ( 2 ) ] ]"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (n, text) in cases.iter().enumerate() {
+        let path = rules_file(dir.path(), text);
+        let sources = RuleSources {
+            paths: vec![path],
+            ..RuleSources::default()
+        };
+        let (texts, errors) = collect(&sources, &Store::default());
+        let codes: Vec<&str> = errors.iter().map(reasonctl::lint::codes::of).collect();
+        assert!(texts.is_empty(), "case {n}: {texts:?}");
+        assert_eq!(
+            codes,
+            ["reasonctl::srl::rdf_syntax"],
+            "case {n}: {errors:?}"
+        );
+    }
+}

@@ -323,7 +323,7 @@ impl<'a> Graph<'a> {
             .map(|a| self.expression_at(a, depth + 1))
             .collect::<Result<Vec<_>, _>>()?;
         let TermRef::Iri(iri) = self.dict.get(f) else {
-            unreachable!("a predicate is an IRI");
+            return Err(format!("{} is not a function IRI", self.show(f)));
         };
         let iri = iri.to_string();
         let Some(name) = iri.strip_prefix(SPARQL) else {
