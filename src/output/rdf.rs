@@ -196,7 +196,9 @@ fn sort_quads_with(dict: &(impl TermSource + Sync + ?Sized), quads: &mut Vec<Qua
     } else {
         keyed.sort_unstable_by(cmp);
     }
-    let ids: Vec<TermId> = keyed.into_iter().map(|(_, id)| id).collect();
+    // A new vector (`into_iter().collect()` would keep the pairs' allocation, eight times what the ids need).
+    let ids: Vec<TermId> = keyed.iter().map(|(_, id)| *id).collect();
+    drop(keyed);
     let mut rank = vec![0u32; dict.end().index()];
     for (r, id) in ids.iter().enumerate() {
         rank[id.index()] = r as u32;
