@@ -134,6 +134,12 @@ pub fn patch_sorted<T: Ord + Copy>(
 /// The permutation of `spo` that sorts it in `perm` order. Sorts (key, index) pairs packed together: no random
 /// access into `spo` while sorting.
 pub(crate) fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
+    permutation_seeing(spo, perm, |_| {})
+}
+
+/// [`permutation`], showing each key in order to `see` as it goes (sequential reads of the sorted keys, where
+/// reading the triples through the permutation afterwards would be one random access each).
+fn permutation_seeing(spo: &[Triple], perm: Perm, mut see: impl FnMut([TermId; 3])) -> Vec<u32> {
     let mut keyed: Vec<[u32; 4]> = spo
         .iter()
         .enumerate()
@@ -149,7 +155,10 @@ pub(crate) fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
     }
     // A new vector, not `into_iter().collect()`: that would reuse the pairs' allocation, four times too large.
     let mut order = Vec::with_capacity(keyed.len());
-    order.extend(keyed.iter().map(|k| k[3]));
+    order.extend(keyed.iter().map(|k| {
+        see([TermId(k[0]), TermId(k[1]), TermId(k[2])]);
+        k[3]
+    }));
     order
 }
 
@@ -286,9 +295,11 @@ impl TripleIndex {
         if triples.capacity() > triples.len() + triples.len() / 4 {
             triples.shrink_to_fit();
         }
-        let pos = permutation(&triples, Perm::Pos);
+        // The objects' counts while the POS keys go by in order, not through the permutation afterwards.
+        let mut counter = ObjectCounter::default();
+        let pos = permutation_seeing(&triples, Perm::Pos, |[p, o, _]| counter.see(p, o));
         let osp = permutation(&triples, Perm::Osp);
-        let predicates = predicate_stats(&triples, &pos);
+        let predicates = counter.with_subjects(&triples);
         Self {
             spo: triples,
             pos,
@@ -426,29 +437,47 @@ impl TripleIndex {
 
 /// Per predicate: triples, distinct subjects (from SPO) and distinct objects (from POS), in one pass each.
 fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
-    let mut out: Vec<(TermId, PredicateStats)> = Vec::new();
-    let mut last: Option<[TermId; 2]> = None;
+    let mut counter = ObjectCounter::default();
     for &[_, p, o] in pos.iter().map(|&i| &spo[i as usize]) {
-        if out.last().is_none_or(|(q, _)| *q != p) {
-            out.push((p, PredicateStats::default()));
+        counter.see(p, o);
+    }
+    counter.with_subjects(spo)
+}
+
+/// Counts per predicate, fed (predicate, object) in POS order: triples and distinct objects.
+#[derive(Default)]
+struct ObjectCounter {
+    out: Vec<(TermId, PredicateStats)>,
+    last: Option<[TermId; 2]>,
+}
+
+impl ObjectCounter {
+    fn see(&mut self, p: TermId, o: TermId) {
+        if self.out.last().is_none_or(|(q, _)| *q != p) {
+            self.out.push((p, PredicateStats::default()));
         }
-        let stats = &mut out.last_mut().expect("pushed").1;
+        let stats = &mut self.out.last_mut().expect("pushed").1;
         stats.triples += 1;
-        if last != Some([p, o]) {
+        if self.last != Some([p, o]) {
             stats.objects += 1;
-            last = Some([p, o]);
+            self.last = Some([p, o]);
         }
     }
-    let mut last: Option<[TermId; 2]> = None;
-    for &[s, p, _] in spo {
-        if last != Some([s, p]) {
-            last = Some([s, p]);
-            if let Ok(i) = out.binary_search_by_key(&p, |(q, _)| *q) {
-                out[i].1.subjects += 1;
+
+    /// The counts, with each predicate's distinct subjects counted from SPO order.
+    fn with_subjects(self, spo: &[Triple]) -> Vec<(TermId, PredicateStats)> {
+        let mut out = self.out;
+        let mut last: Option<[TermId; 2]> = None;
+        for &[s, p, _] in spo {
+            if last != Some([s, p]) {
+                last = Some([s, p]);
+                if let Ok(i) = out.binary_search_by_key(&p, |(q, _)| *q) {
+                    out[i].1.subjects += 1;
+                }
             }
         }
+        out
     }
-    out
 }
 
 /// The asserted quads, one [`TripleIndex`] per graph, graphs ordered by id.
