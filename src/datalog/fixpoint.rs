@@ -638,6 +638,19 @@ fn new_facts(
 /// asserted triples or derived runs hold, then drops it in one pass.
 fn drop_known<T>(facts: &mut Vec<T>, quad: impl Fn(&T) -> Quad, store: &Store, overlay: &Overlay) {
     let mut keep = vec![true; facts.len()];
+    mark_all_known(facts, quad, store, overlay, &mut keep);
+    let mut k = keep.iter();
+    facts.retain(|_| *k.next().expect("one flag per fact"));
+}
+
+/// Clears `keep` for the facts (sorted by quad) the store asserts or the overlay holds.
+fn mark_all_known<T>(
+    facts: &[T],
+    quad: impl Fn(&T) -> Quad,
+    store: &Store,
+    overlay: &Overlay,
+    keep: &mut [bool],
+) {
     let mut i = 0;
     while i < facts.len() {
         let g = quad(&facts[i])[0];
@@ -650,8 +663,6 @@ fn drop_known<T>(facts: &mut Vec<T>, quad: impl Fn(&T) -> Quad, store: &Store, o
         }
         i = end;
     }
-    let mut k = keep.iter();
-    facts.retain(|_| *k.next().expect("one flag per fact"));
 }
 
 /// Clears `keep` for the facts (sorted by triple) that `sorted` (SPO-sorted) holds: a merge that gallops through
@@ -818,13 +829,12 @@ pub(super) fn run_body(
             }
         }
         // Without a budget every instantiation is kept until the pass's merge, and a body that makes many facts
-        // already held (or one fact many times) would hold them all: each time the list doubles it is sorted,
-        // deduplicated and rid of known facts (terms the body computed have ids no held fact has: they stay).
-        if limits.compact
-            && !bounded
-            && quads.len() >= compacted.saturating_mul(2).max(COMPACT_FROM)
-        {
-            compact(&mut quads, store, overlay);
+        // already held (or one fact many times) would hold them all: each time the facts added since the last
+        // time are as many as those kept before, they are sorted, deduplicated and rid of known facts (terms the
+        // body computed have ids no held fact has: they stay). Each fact is sorted once, in its chunk; the
+        // chunks are merged by the pass's merge.
+        if limits.compact && !bounded && quads.len() - compacted >= compacted.max(COMPACT_FROM) {
+            compact_from(&mut quads, compacted, store, overlay);
             compacted = quads.len();
             counted = counted.min(quads.len());
         }
@@ -841,7 +851,8 @@ pub(super) fn run_body(
         )
     })?;
     if limits.compact && !bounded && quads.len() > compacted {
-        compact(&mut quads, store, overlay);
+        // The last chunk; duplicates across chunks are left to the pass's merge, which sorts everything anyway.
+        compact_from(&mut quads, compacted, store, overlay);
     }
     // Terms the body computed (BIND results, new literals): carried out by value, interned after the pass.
     let mut locals: Vec<(TermId, oxrdf::Term)> = Vec::new();
@@ -865,15 +876,26 @@ pub(super) fn run_body(
     })
 }
 
-/// A body's facts past which they are compacted ([`compact`]): below it, the pass's merge does the work.
+/// A body's facts past which they are compacted ([`compact_from`]): below it, the pass's merge does the work.
 const COMPACT_FROM: usize = 1 << 16;
 
-/// A body's facts sorted, each once, without those held already (the pass's merge does the same over all bodies;
-/// done per body, a body's output holds only what may be new).
-fn compact(quads: &mut Vec<Quad>, store: &Store, overlay: &Overlay) {
-    quads.sort_unstable();
-    quads.dedup();
-    drop_known(quads, |q| *q, store, overlay);
+/// A body's facts from `from` on (those before are compacted already) sorted, each once, without those held
+/// already: the pass's merge does the same over all bodies; done per body as it goes, a body's output holds
+/// mostly what may be new.
+fn compact_from(quads: &mut Vec<Quad>, from: usize, store: &Store, overlay: &Overlay) {
+    let tail = &mut quads[from..];
+    tail.sort_unstable();
+    let mut keep = vec![true; tail.len()];
+    for i in 1..tail.len() {
+        keep[i] = tail[i] != tail[i - 1];
+    }
+    mark_all_known(tail, |q| *q, store, overlay, &mut keep);
+    let mut at = 0;
+    quads.retain(|_| {
+        let kept = at < from || keep[at - from];
+        at += 1;
+        kept
+    });
 }
 
 /// Sorts distinct pairs of term ids below `end`. Many pairs over few terms: a stable counting sort by the first
