@@ -444,30 +444,54 @@ fn write_lines<W: Write>(
     mut writer: W,
 ) -> io::Result<W> {
     use std::fmt::Write as _;
-    const UNSEEN: u32 = u32::MAX;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     /// Quads a block holds.
     const BLOCK: usize = 1 << 14;
-    let mut at: Vec<(u32, u32)> = vec![(UNSEEN, 0); dict.end().index()];
-    let mut text = String::new();
-    let mut buf = Buf::default();
-    // Literals and blank nodes, at any depth of a triple term, formatted once.
-    let mut stack: Vec<TermId> = Vec::new();
-    for &[g, s, p, o] in quads {
-        let graph = (with_graphs && g != TermId::DEFAULT_GRAPH).then_some(g);
-        stack.extend([Some(s), Some(p), Some(o), graph].into_iter().flatten());
-        while let Some(id) = stack.pop() {
-            match dict.term(id) {
-                TermRef::Iri(_) | TermRef::DefaultGraph => {}
-                TermRef::Triple(parts) => stack.extend(parts),
-                _ => {
-                    let slot = &mut at[id.index()];
-                    if slot.0 == UNSEEN {
-                        let start = text.len();
-                        let _ = write!(text, "{}", buf.term(dict, id));
-                        *slot = (start as u32, (text.len() - start) as u32);
+    // Literals and blank nodes, at any depth of a triple term, formatted once: each part of the quads claims the
+    // ones it meets first (in parallel: looking every term up is most of the work) and formats them into its own
+    // text; the texts are then laid end to end, each term's place in them noted.
+    let claimed: Vec<AtomicBool> = (0..dict.end().index())
+        .map(|_| AtomicBool::new(false))
+        .collect();
+    /// A part's text, and where in it each term it claimed starts and how long it is.
+    type Part = (String, Vec<(TermId, u32, u32)>);
+    let parts: Vec<Part> = quads
+        .par_chunks(BLOCK)
+        .map(|chunk| {
+            let mut text = String::new();
+            let mut placed = Vec::new();
+            let mut buf = Buf::default();
+            let mut stack: Vec<TermId> = Vec::new();
+            for &[g, s, p, o] in chunk {
+                let graph = (with_graphs && g != TermId::DEFAULT_GRAPH).then_some(g);
+                stack.extend([Some(s), Some(p), Some(o), graph].into_iter().flatten());
+                while let Some(id) = stack.pop() {
+                    match dict.term(id) {
+                        TermRef::Iri(_) | TermRef::DefaultGraph => {}
+                        TermRef::Triple(parts) => stack.extend(parts),
+                        _ => {
+                            if !claimed[id.index()].load(Relaxed)
+                                && !claimed[id.index()].swap(true, Relaxed)
+                            {
+                                let start = text.len();
+                                let _ = write!(text, "{}", buf.term(dict, id));
+                                placed.push((id, start as u32, (text.len() - start) as u32));
+                            }
+                        }
                     }
                 }
             }
+            (text, placed)
+        })
+        .collect();
+    drop(claimed);
+    let mut at: Vec<(u32, u32)> = vec![(0, 0); dict.end().index()];
+    let mut text = String::with_capacity(parts.iter().map(|(t, _)| t.len()).sum());
+    for (part, placed) in parts {
+        let offset = text.len() as u32;
+        text.push_str(&part);
+        for (id, start, len) in placed {
+            at[id.index()] = (offset + start, len);
         }
     }
     fn put(
@@ -502,8 +526,8 @@ fn write_lines<W: Write>(
     let text = text.as_bytes();
     let at = at.as_slice();
     let threads = rayon::current_num_threads().max(1);
-    let mut blocks: Vec<Vec<u8>> = vec![Vec::new(); threads];
-    for group in quads.chunks(BLOCK * threads) {
+    // Puts a group's lines together, a block per thread; returns the blocks it filled.
+    let format = |blocks: &mut [Vec<u8>], group: &[Quad]| -> usize {
         blocks
             .par_iter_mut()
             .zip(group.par_chunks(BLOCK))
@@ -523,9 +547,25 @@ fn write_lines<W: Write>(
                     out.extend_from_slice(b" .\n");
                 }
             });
-        for out in &blocks[..group.len().div_ceil(BLOCK)] {
-            writer.write_all(out)?;
-        }
+        group.len().div_ceil(BLOCK)
+    };
+    // A group's blocks are written while the next group's are put together (the write, a copy into the kernel,
+    // is as long as the formatting): two sets of blocks, swapped after each group.
+    let mut ready: Vec<Vec<u8>> = vec![Vec::new(); threads];
+    let mut next: Vec<Vec<u8>> = vec![Vec::new(); threads];
+    let mut filled = 0;
+    for group in quads.chunks(BLOCK * threads) {
+        let mut made = 0;
+        let written = rayon::in_place_scope(|scope| {
+            scope.spawn(|_| made = format(&mut next, group));
+            ready[..filled].iter().try_for_each(|b| writer.write_all(b))
+        });
+        written?;
+        std::mem::swap(&mut ready, &mut next);
+        filled = made;
+    }
+    for b in &ready[..filled] {
+        writer.write_all(b)?;
     }
     Ok(writer)
 }
