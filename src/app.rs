@@ -1142,7 +1142,7 @@ fn materialize(
     } else {
         state::output_facts(&store, &reasoned.overlay, settings.include_asserted)
     };
-    write_facts(settings, &store, &reasoned, run, quads)?;
+    write_facts(settings, &store, &mut reasoned, run, quads)?;
     Ok(if report_cap(reasoned.report.as_ref()) {
         Outcome::Capped
     } else {
@@ -1155,7 +1155,7 @@ fn materialize(
 fn write_facts(
     settings: &MaterializeSettings,
     store: &Store,
-    reasoned: &Reasoned,
+    reasoned: &mut Reasoned,
     run: Run,
     mut quads: Vec<Quad>,
 ) -> Result<(), Failure> {
@@ -1163,7 +1163,11 @@ fn write_facts(
     // Derived and asserted facts are disjoint, and so are the overlay's runs; a duplicate would be adjacent now.
     quads.dedup();
     let mut terms = Terms::new(&store.dict);
-    let credits = provenance::provenance(settings, store, reasoned, run, &mut terms, &quads)?;
+    // The run's credits are read once, here, and freed before the output is written.
+    let by_fact =
+        (reasoned.report.as_mut()).map_or_else(Vec::new, |r| std::mem::take(&mut r.credits));
+    let credits =
+        provenance::provenance(settings, store, reasoned, run, &mut terms, &quads, by_fact)?;
     control::enter(Phase::Output);
     quads.extend(credits);
     let prefixes = provenance::prefixes(settings, &store.prefixes);
@@ -1210,7 +1214,7 @@ fn materialize_state(
 ) -> Result<Outcome, Failure> {
     let state::Updated {
         store,
-        reasoned,
+        mut reasoned,
         source,
         mode,
         before,
@@ -1275,7 +1279,7 @@ fn materialize_state(
         } else {
             after
         };
-        write_facts(settings, &store, &reasoned, run, quads)?;
+        write_facts(settings, &store, &mut reasoned, run, quads)?;
     } else {
         drop(after);
     }

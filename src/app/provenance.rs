@@ -13,9 +13,9 @@ use crate::query::QueryError;
 use crate::rules::reifier;
 use crate::store::{LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_known as wk};
 
-/// `--provenance`: the derived facts of `order` (the output's facts, in output order) credited to rules, as
-/// reifier quads in the same order (each fact's reifier, then its premises), whose new terms are `terms`' own;
-/// nothing without the flag. A pass past the deadline fails the command (exit 3, nothing written).
+/// `--provenance`: the derived facts of `order` (the output's facts, in output order) credited to rules (`by_fact`,
+/// the run's credits, sorted by fact), as reifier quads in the same order (each fact's reifier, then its
+/// premises), whose new terms are `terms`' own; nothing without the flag. A pass past the deadline fails the command (exit 3, nothing written).
 pub(super) fn provenance(
     settings: &MaterializeSettings,
     store: &Store,
@@ -23,6 +23,7 @@ pub(super) fn provenance(
     run: Run,
     terms: &mut Terms<'_>,
     order: &[Quad],
+    by_fact: Vec<(Quad, u32)>,
 ) -> Result<Vec<Quad>, Failure> {
     let Some((level, graph)) = &settings.provenance else {
         return Ok(Vec::new());
@@ -31,7 +32,6 @@ pub(super) fn provenance(
     let options = run_options(&settings.reasoning, run, store);
     let program = &reasoned.program;
     // The run recorded each fact's first derivation (`--provenance` sets `track`).
-    let by_fact: &[(Quad, u32)] = reasoned.report.as_ref().map_or(&[], |r| &r.credits);
     let credited: Vec<(Quad, usize)> = order
         .iter()
         .filter_map(|q| {
@@ -39,6 +39,7 @@ pub(super) fn provenance(
             Some((by_fact[at].0, by_fact[at].1 as usize))
         })
         .collect();
+    drop(by_fact);
     let reifiers = provenance::quads(program, terms, &credited, graph.as_deref());
     // Already a fact (an annotated head's reifier of its own edge): written once.
     let end = store.dict.end();

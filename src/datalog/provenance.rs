@@ -55,8 +55,6 @@ pub fn quads(
             reifier::digest_of(&program.rules[r].id, graph_iri(g), dict, [s, p, o])
         })
         .collect();
-    // A reifier IRI (its 32 hex digits after the shared namespace) and a triple term per fact.
-    terms.reserve(credited.len() * 2, credited.len() * 64);
     let rule_property = terms.iri(RULE);
     let graph = graph.map(|g| terms.iri(g));
     let ids: Vec<TermId> = program
@@ -64,6 +62,13 @@ pub fn quads(
         .iter()
         .map(|r| terms.literal(&r.id, LiteralKind::Simple))
         .collect();
+    // At most a reifier IRI and a triple term per fact (fewer where the dictionary holds them): their entries are
+    // an IRI's tag, namespace id and 32 digits, a triple term's tag and three ids. Reserved past the terms above,
+    // so that the room is not short by their few bytes (the text would double).
+    terms.reserve(
+        credited.len() * 2,
+        credited.len() * ((1 + 4 + 32) + (1 + 3 * 4)),
+    );
     let mut out = Vec::with_capacity(credited.len() * 2);
     let mut iri = String::new();
     for (&([g, s, p, o], r), digest) in credited.iter().zip(&digests) {

@@ -485,7 +485,11 @@ fn write_lines<W: Write>(
         })
         .collect();
     drop(claimed);
-    let mut at: Vec<(u32, u32)> = vec![(0, 0); dict.end().index()];
+    // Indexed by id up to the last literal or blank node (computed terms past it, say minted IRIs, need none).
+    let last = (parts.iter().flat_map(|(_, placed)| placed))
+        .map(|(id, ..)| id.index() + 1)
+        .max();
+    let mut at: Vec<(u32, u32)> = vec![(0, 0); last.unwrap_or(0)];
     let mut text = String::with_capacity(parts.iter().map(|(t, _)| t.len()).sum());
     for (part, placed) in parts {
         let offset = text.len() as u32;
