@@ -19,7 +19,7 @@ use crate::state::format::Delta;
 use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
-use crate::store::{Overlay, Quad, QuadStore, Store, TermId, well_known};
+use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, well_known};
 
 /// Where a command's facts came from.
 #[derive(Debug, PartialEq, Eq)]
@@ -373,21 +373,58 @@ pub(super) struct Updated {
 }
 
 /// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
+/// Each graph's facts come in SPO-sorted runs (the overlay's, and the asserted index): merged, not sorted again
+/// (a graph of one run is copied as it is).
 pub(super) fn output_facts(store: &Store, overlay: &Overlay, include_asserted: bool) -> Vec<Quad> {
-    let mut quads: Vec<Quad> = Vec::with_capacity(overlay.len());
-    for g in overlay.graph_ids() {
-        for run in overlay.runs_of(g) {
-            quads.extend(run.iter().map(|&[s, p, o]| [g, s, p, o]));
-        }
-    }
+    let asserted = |g: TermId| -> Option<&[Triple]> {
+        include_asserted
+            .then(|| store.quads.graph(g).map(|i| i.triples()))
+            .flatten()
+    };
+    let mut graphs: Vec<TermId> = overlay.graph_ids().collect();
     if include_asserted {
-        for (g, index) in store.quads.graphs() {
-            quads.extend(index.triples().iter().map(|&[s, p, o]| [g, s, p, o]));
-        }
+        graphs.extend(store.quads.graphs().map(|(g, _)| g));
+        graphs.sort_unstable();
+        graphs.dedup();
     }
-    quads.sort_unstable();
+    let size = overlay.len()
+        + graphs
+            .iter()
+            .filter_map(|&g| asserted(g))
+            .map(<[_]>::len)
+            .sum::<usize>();
+    let mut quads: Vec<Quad> = Vec::with_capacity(size);
+    for g in graphs {
+        let runs: Vec<&[Triple]> = overlay
+            .runs_of(g)
+            .chain(asserted(g))
+            .filter(|r| !r.is_empty())
+            .collect();
+        merge_runs(&runs, |[s, p, o]| quads.push([g, s, p, o]));
+    }
+    // Derived and asserted facts are disjoint, and so are the overlay's runs: this is a guard, not a pass that finds
+    // anything.
     quads.dedup();
     quads
+}
+
+/// Calls `out` with the triples of sorted `runs`, in order: a k-way merge over a heap of the runs' heads.
+fn merge_runs(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
+    use std::cmp::Reverse;
+    if let [run] = runs {
+        run.iter().for_each(|&t| out(t));
+        return;
+    }
+    let mut heads: std::collections::BinaryHeap<Reverse<(Triple, usize, usize)>> = (runs.iter())
+        .enumerate()
+        .filter_map(|(r, run)| run.first().map(|&t| Reverse((t, r, 0))))
+        .collect();
+    while let Some(Reverse((t, r, i))) = heads.pop() {
+        out(t);
+        if let Some(&next) = runs[r].get(i + 1) {
+            heads.push(Reverse((next, r, i + 1)));
+        }
+    }
 }
 
 /// The data loaded by `loader` (into its dictionary), with each file's line table, for the next dump to be

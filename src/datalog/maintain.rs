@@ -395,24 +395,22 @@ impl Gone {
             taken.sort_unstable();
             taken.dedup();
             if !taken.is_empty() {
-                let taken_set: HashSet<Quad> = taken.iter().copied().collect();
-                self.now
-                    .retain(|g, &[s, p, o]| !taken_set.contains(&[g, s, p, o]));
+                self.now.remove_sorted(&taken);
                 add(&mut self.out, &mut taken);
             }
         }
         if !self.back.is_empty() {
             self.back.sort_unstable();
             self.back.dedup();
-            let from_out: HashSet<Quad> = self
+            // Sorted, as `back` is.
+            let from_out: Vec<Quad> = self
                 .back
                 .iter()
                 .filter(|q| self.out.contains(q[0], [q[1], q[2], q[3]]))
                 .copied()
                 .collect();
             if !from_out.is_empty() {
-                self.out
-                    .retain(|g, &[s, p, o]| !from_out.contains(&[g, s, p, o]));
+                self.out.remove_sorted(&from_out);
             }
             let mut back = std::mem::take(&mut self.back);
             add(&mut self.now, &mut back);

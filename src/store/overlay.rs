@@ -10,7 +10,7 @@ use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
 use super::quads::{Pattern, Perm, QuadStore, permutation, prefix_range};
-use super::term::{TermId, Triple};
+use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
 /// later rule scans by predicate or object (the last stage's, typically) never pays for them.
@@ -56,6 +56,9 @@ fn predicates(spo: &[Triple]) -> Vec<TermId> {
     }
     preds
 }
+
+/// A triple's new position in [`Run::renumber`] when it is taken out.
+const GONE: u32 = u32::MAX;
 
 impl Run {
     fn new(mut spo: Vec<Triple>) -> Self {
@@ -158,18 +161,55 @@ impl Run {
 
     /// Keeps the triples `keep` accepts; the permutations built so far are carried over (no sort).
     fn retain(&mut self, keep: &impl Fn(&Triple) -> bool) {
-        const GONE: u32 = u32::MAX;
-        let mut remap = vec![GONE; self.spo.len()];
         let mut at = 0u32;
-        for (i, t) in self.spo.iter().enumerate() {
-            if keep(t) {
-                remap[i] = at;
-                at += 1;
+        let remap: Vec<u32> = (self.spo.iter())
+            .map(|t| {
+                if keep(t) {
+                    at += 1;
+                    at - 1
+                } else {
+                    GONE
+                }
+            })
+            .collect();
+        if at as usize != self.spo.len() {
+            self.renumber(&remap);
+        }
+    }
+
+    /// Takes out the triples of `gone` (SPO-sorted) it holds, found by binary search: a run that holds none is
+    /// left untouched, and no triple is looked up in a set.
+    fn remove_sorted(&mut self, gone: &[Triple]) {
+        let mut at: Vec<usize> = Vec::new();
+        let mut from = 0;
+        for t in gone {
+            let i = from + self.spo[from..].partition_point(|x| x < t);
+            if self.spo.get(i) == Some(t) {
+                at.push(i);
+                from = i + 1;
+            } else {
+                from = i;
             }
         }
-        if at as usize == self.spo.len() {
+        if at.is_empty() {
             return;
         }
+        let mut remap: Vec<u32> = Vec::with_capacity(self.spo.len());
+        let mut next = at.iter().copied().peekable();
+        let mut kept = 0u32;
+        for i in 0..self.spo.len() {
+            if next.next_if_eq(&i).is_some() {
+                remap.push(GONE);
+            } else {
+                remap.push(kept);
+                kept += 1;
+            }
+        }
+        self.renumber(&remap);
+    }
+
+    /// Keeps the triples `remap` gives a new position (`GONE`: taken out), permutations carried over.
+    fn renumber(&mut self, remap: &[u32]) {
         let mut i = 0;
         self.spo.retain(|_| {
             i += 1;
@@ -296,6 +336,24 @@ impl Overlay {
             }
         }
         out
+    }
+
+    /// Takes out the facts of `gone` (sorted by quad) it holds: each run finds its own by binary search, and a
+    /// run holding none is left untouched (cheaper than [`Overlay::retain`] when `gone` is small).
+    pub fn remove_sorted(&mut self, gone: &[Quad]) {
+        for chunk in gone.chunk_by(|a, b| a[0] == b[0]) {
+            let Ok(at) = self.graphs.binary_search_by_key(&chunk[0][0], |(g, _)| *g) else {
+                continue;
+            };
+            let triples: Vec<Triple> = chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect();
+            let derived = &mut self.graphs[at].1;
+            for run in &mut derived.runs {
+                run.remove_sorted(&triples);
+            }
+            derived.runs.retain(|r| r.len() > 0);
+            derived.runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        }
+        self.graphs.retain(|(_, d)| !d.runs.is_empty());
     }
 
     /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
@@ -655,6 +713,58 @@ mod tests {
             want.sort_by_key(|&tr| perm.to_key(tr));
             prop_assert_eq!(view.count(TermId(graph), &pattern), want.len());
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn remove_sorted_takes_out_exactly_what_retain_without_the_set_takes_out(
+            facts in proptest::collection::btree_set((0u32..6, 0u32..3, 0u32..6, 0u32..2), 0..80),
+            gone_at in proptest::collection::vec(any::<bool>(), 80),
+            strangers in proptest::collection::btree_set((0u32..6, 0u32..3, 0u32..6, 0u32..3), 0..10),
+            batches in 1usize..5,
+        ) {
+            // Two overlays with the same runs; the permutations are built before the removal, so both carry them.
+            let facts: Vec<_> = facts.into_iter().collect();
+            let (mut by_search, mut by_set) = (Overlay::new(), Overlay::new());
+            for b in 0..batches {
+                for g in 0..2u32 {
+                    let batch: Vec<Triple> = (facts.iter().enumerate())
+                        .filter(|&(i, &(_, _, _, fg))| i % batches == b && fg == g)
+                        .map(|(_, &(s, p, o, _))| t(s, p, o))
+                        .collect();
+                    by_search.add(TermId(g), batch.clone());
+                    by_set.add(TermId(g), batch);
+                }
+            }
+            let store = QuadStore::from_graphs(vec![(TermId(0), vec![]), (TermId(1), vec![])]);
+            let by_p: Pattern = [None, Some(TermId(1)), None];
+            let by_o: Pattern = [None, None, Some(TermId(2))];
+            for overlay in [&by_search, &by_set] {
+                let view = View::new(&store, overlay);
+                for g in 0..2 {
+                    view.scan(TermId(g), &by_p).for_each(drop);
+                    view.scan(TermId(g), &by_o).for_each(drop);
+                }
+            }
+            // Taken out: some held facts, and quads no run holds (one in a graph with no facts at all).
+            let mut gone: Vec<Quad> = (facts.iter().zip(&gone_at))
+                .filter(|&(_, &out)| out)
+                .map(|(&(s, p, o, g), _)| [TermId(g), TermId(s), TermId(p), TermId(o)])
+                .chain(strangers.iter().map(|&(s, p, o, g)| [TermId(g), TermId(s), TermId(p), TermId(o)]))
+                .collect();
+            gone.sort_unstable();
+            gone.dedup();
+            let set: std::collections::HashSet<Quad> = gone.iter().copied().collect();
+            by_search.remove_sorted(&gone);
+            by_set.retain(|g, &[s, p, o]| !set.contains(&[g, s, p, o]));
+            prop_assert_eq!(by_search.len(), by_set.len());
+            let (a, b) = (View::new(&store, &by_search), View::new(&store, &by_set));
+            for g in 0..3 {
+                for pattern in [[None, None, None], by_p, by_o, [Some(TermId(1)), None, None]] {
+                    let got: Vec<Triple> = a.scan(TermId(g), &pattern).collect();
+                    let want: Vec<Triple> = b.scan(TermId(g), &pattern).collect();
+                    prop_assert_eq!(got, want);
+                }
+            }
         }
     }
 }
