@@ -19,7 +19,8 @@ struct Run {
     spo: Vec<Triple>,
     pos: std::sync::OnceLock<Vec<u32>>,
     osp: std::sync::OnceLock<Vec<u32>>,
-    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
+    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run. After
+    /// [`Run::remove_sorted`], it may hold a predicate the run no longer has.
     preds: Vec<TermId>,
 }
 
@@ -178,14 +179,17 @@ impl Run {
     }
 
     /// Takes out the triples of `gone` (SPO-sorted) it holds, found by binary search: a run that holds none is
-    /// left untouched, and no triple is looked up in a set.
+    /// left untouched, and no triple is looked up in a set. In place: the kept triples move down between the
+    /// positions taken out, and each permutation entry drops by how many of those positions lie below it, read
+    /// from a bitmap of the positions with a count per 64 (a table small enough to stay in cache, where one with
+    /// an entry per triple would not); the three arrays are rewritten in parallel.
     fn remove_sorted(&mut self, gone: &[Triple]) {
-        let mut at: Vec<usize> = Vec::new();
+        let mut at: Vec<u32> = Vec::new();
         let mut from = 0;
         for t in gone {
             let i = from + self.spo[from..].partition_point(|x| x < t);
             if self.spo.get(i) == Some(t) {
-                at.push(i);
+                at.push(i as u32);
                 from = i + 1;
             } else {
                 from = i;
@@ -194,18 +198,45 @@ impl Run {
         if at.is_empty() {
             return;
         }
-        let mut remap: Vec<u32> = Vec::with_capacity(self.spo.len());
-        let mut next = at.iter().copied().peekable();
-        let mut kept = 0u32;
-        for i in 0..self.spo.len() {
-            if next.next_if_eq(&i).is_some() {
-                remap.push(GONE);
-            } else {
-                remap.push(kept);
-                kept += 1;
-            }
+        let at = &at[..];
+        let mut words = vec![0u64; self.spo.len().div_ceil(64)];
+        for &i in at {
+            words[i as usize / 64] |= 1 << (i % 64);
         }
-        self.renumber(&remap);
+        let mut below = 0u32;
+        let before: Vec<u32> = (words.iter())
+            .map(|w| {
+                below += w.count_ones();
+                below - w.count_ones()
+            })
+            .collect();
+        let (words, before) = (&words[..], &before[..]);
+        // A permutation entry's new value; taken out with its triple.
+        let renumber = |order: &mut Vec<u32>| {
+            order.retain_mut(|v| {
+                let (w, bit) = (*v as usize / 64, *v % 64);
+                if words[w] >> bit & 1 == 1 {
+                    return false;
+                }
+                *v -= before[w] + (words[w] & ((1u64 << bit) - 1)).count_ones();
+                true
+            })
+        };
+        let (spo, pos, osp) = (&mut self.spo, self.pos.get_mut(), self.osp.get_mut());
+        rayon::join(
+            || {
+                // The triples between two taken-out positions move down as one block.
+                let mut to = at[0] as usize;
+                for (k, &i) in at.iter().enumerate() {
+                    let end = at.get(k + 1).map_or(spo.len(), |&j| j as usize);
+                    spo.copy_within(i as usize + 1..end, to);
+                    to += end - i as usize - 1;
+                }
+                spo.truncate(to);
+            },
+            || rayon::join(|| pos.map(renumber), || osp.map(renumber)),
+        );
+        // `preds` is kept: a predicate all of whose triples went is looked up in vain, never missed.
     }
 
     /// Keeps the triples `remap` gives a new position (`GONE`: taken out), permutations carried over.
