@@ -45,7 +45,7 @@ impl FileRef {
         Self {
             file,
             bytes: bytes.len() as u64,
-            crc32: crc32fast::hash(bytes),
+            crc32: crc32(bytes),
         }
     }
 
@@ -655,10 +655,27 @@ pub fn open_lines(
 ) -> Option<Vec<Option<LineTable>>> {
     let f = manifest.lines.as_ref()?;
     let bytes = std::fs::read(dir.join(&f.file)).ok()?;
-    if bytes.len() as u64 != f.bytes || crc32fast::hash(&bytes) != f.crc32 {
+    if bytes.len() as u64 != f.bytes || crc32(&bytes) != f.crc32 {
         return None;
     }
     format::decode_lines(&bytes, terms).ok()
+}
+
+/// The CRC-32 of a file's bytes, computed by pieces in parallel and combined (the same value as one pass).
+fn crc32(bytes: &[u8]) -> u32 {
+    use rayon::prelude::*;
+    bytes
+        .par_chunks(1 << 22)
+        .map(|piece| {
+            let mut h = crc32fast::Hasher::new();
+            h.update(piece);
+            h
+        })
+        .reduce(crc32fast::Hasher::new, |mut a, b| {
+            a.combine(&b);
+            a
+        })
+        .finalize()
 }
 
 /// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before it is
@@ -682,7 +699,7 @@ pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateErro
                 f.bytes
             )));
         }
-        if crc32fast::hash(&bytes) != f.crc32 {
+        if crc32(&bytes) != f.crc32 {
             return Err(corrupt(format!("{} does not match its checksum", f.file)));
         }
         contents.push(bytes);
@@ -975,5 +992,19 @@ mod tests {
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
         assert!(matches!(open(&dir), Err(StateError::Corrupt { .. })));
+    }
+
+    #[test]
+    fn crc32_by_pieces_equals_one_pass_across_piece_boundaries() {
+        let bytes: Vec<u8> = (0..3 * (1u32 << 22) + 5)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for n in [0, 1, 1 << 22, (1 << 22) + 1, bytes.len()] {
+            assert_eq!(
+                crc32(&bytes[..n]),
+                crc32fast::hash(&bytes[..n]),
+                "{n} bytes"
+            );
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! back by one sequential read. The file starts with a magic line and the format version; the manifest records
 //! its length and CRC-32.
 
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::rules::source::RuleText;
@@ -646,7 +647,7 @@ impl<'a> Reader<'a> {
                 .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
         )?;
         Ok(raw
-            .chunks_exact(4)
+            .par_chunks_exact(4)
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect())
     }
@@ -657,7 +658,7 @@ impl<'a> Reader<'a> {
                 .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
         )?;
         Ok(raw
-            .chunks_exact(12)
+            .par_chunks_exact(12)
             .map(|c| {
                 let id =
                     |k: usize| TermId(u32::from_le_bytes(c[k..k + 4].try_into().expect("4 bytes")));

@@ -9,7 +9,7 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{Pattern, Perm, QuadStore, permutation, prefix_range};
+use super::quads::{Pattern, Perm, QuadStore, orders_agree, permutation, prefix_range};
 use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -450,17 +450,7 @@ impl Overlay {
         pos: Vec<u32>,
         osp: Vec<u32>,
     ) -> bool {
-        let sorts = |perm: &[u32], order: Perm| {
-            perm.len() == spo.len()
-                && perm.iter().all(|&i| (i as usize) < spo.len())
-                && perm
-                    .windows(2)
-                    .all(|w| order.to_key(spo[w[0] as usize]) < order.to_key(spo[w[1] as usize]))
-        };
-        if !spo.windows(2).all(|w| w[0] < w[1])
-            || !sorts(&pos, Perm::Pos)
-            || !sorts(&osp, Perm::Osp)
-        {
+        if !orders_agree(&spo, &pos, &osp) {
             return false;
         }
         if spo.is_empty() {

@@ -312,17 +312,7 @@ impl TripleIndex {
     /// state); `None` unless SPO is sorted without duplicates and each permutation sorts it strictly in its
     /// order (so it is a permutation: one index per triple, each in range).
     pub fn from_orders(spo: Vec<Triple>, pos: Vec<u32>, osp: Vec<u32>) -> Option<Self> {
-        let strictly = |idx: &[u32], perm: Perm| {
-            idx.len() == spo.len()
-                && idx.iter().all(|&i| (i as usize) < spo.len())
-                && idx
-                    .windows(2)
-                    .all(|w| perm.to_key(spo[w[0] as usize]) < perm.to_key(spo[w[1] as usize]))
-        };
-        if !spo.windows(2).all(|w| w[0] < w[1])
-            || !strictly(&pos, Perm::Pos)
-            || !strictly(&osp, Perm::Osp)
-        {
+        if !orders_agree(&spo, &pos, &osp) {
             return None;
         }
         let predicates = predicate_stats(&spo, &pos);
@@ -436,6 +426,25 @@ impl TripleIndex {
 }
 
 /// Per predicate: triples, distinct subjects (from SPO) and distinct objects (from POS), in one pass each.
+/// Whether `spo` is strictly sorted and `pos`, `osp` are its triples' positions in strictly increasing POS and
+/// OSP order (what a state file read back must show before it is trusted). The three checks run in parallel,
+/// each over chunks.
+pub fn orders_agree(spo: &[Triple], pos: &[u32], osp: &[u32]) -> bool {
+    use rayon::prelude::*;
+    let permutes = |idx: &[u32], perm: Perm| {
+        idx.len() == spo.len()
+            && idx.par_iter().all(|&i| (i as usize) < spo.len())
+            && idx
+                .par_windows(2)
+                .all(|w| perm.to_key(spo[w[0] as usize]) < perm.to_key(spo[w[1] as usize]))
+    };
+    let (sorted, (by_pos, by_osp)) = rayon::join(
+        || spo.par_windows(2).all(|w| w[0] < w[1]),
+        || rayon::join(|| permutes(pos, Perm::Pos), || permutes(osp, Perm::Osp)),
+    );
+    sorted && by_pos && by_osp
+}
+
 fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
     let mut counter = ObjectCounter::default();
     for &[_, p, o] in pos.iter().map(|&i| &spo[i as usize]) {
