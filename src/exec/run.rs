@@ -644,6 +644,7 @@ fn scan<'a>(
 ) -> R {
     let mut out = Out::new(input.width(), id, sink);
     let multi_default = matches!(tp.graph, GraphTerm::Default) && cx.dataset.default.len() > 1;
+    let mut scan = crate::store::overlay::Scan::empty();
     for row in input.iter() {
         let mut pattern: Pattern = [None; 3];
         let mut impossible = false;
@@ -661,7 +662,8 @@ fn scan<'a>(
         let (gs, gvar) = graphs(cx, &cx.named, &tp.graph, row);
         let gs = gs.as_slice();
         for (gi, &g) in gs.iter().enumerate() {
-            for triple in cx.view.scan(g, &pattern) {
+            cx.view.scan_into(g, &pattern, &mut scan);
+            for triple in &mut scan {
                 if multi_default
                     && gs[..gi]
                         .iter()

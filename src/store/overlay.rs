@@ -481,12 +481,22 @@ impl Overlay {
 
     /// The derived facts matching a pattern, in the pattern's order.
     pub fn scan(&self, graph: TermId, pattern: &Pattern) -> Scan<'_> {
-        let (perm, _) = Perm::for_pattern(pattern);
-        let cursors = self
-            .graph(graph)
-            .map(|g| g.runs.iter().map(|r| r.cursor(pattern)).collect())
-            .unwrap_or_default();
-        Scan { perm, cursors }
+        let mut scan = Scan::empty();
+        scan.perm = Perm::for_pattern(pattern).0;
+        self.cursors_into(graph, pattern, &mut scan.cursors);
+        scan
+    }
+
+    /// Adds a cursor per run of `graph` over the matches of `pattern`.
+    fn cursors_into<'s>(
+        &'s self,
+        graph: TermId,
+        pattern: &Pattern,
+        out: &mut SmallVec<[Cursor<'s>; 8]>,
+    ) {
+        if let Some(g) = self.graph(graph) {
+            out.extend(g.runs.iter().map(|r| r.cursor(pattern)));
+        }
     }
 
     /// Heap bytes held.
@@ -540,9 +550,19 @@ impl<'a> View<'a> {
 
     /// Every triple of `graph` matching `pattern`, from both layers, merged into the pattern's sort order.
     pub fn scan(&self, graph: TermId, pattern: &Pattern) -> Scan<'a> {
-        let mut scan = self.derived.scan(graph, pattern);
+        let mut scan = Scan::empty();
+        self.scan_into(graph, pattern, &mut scan);
+        scan
+    }
+
+    /// [`View::scan`] into a scan the caller keeps (a probe per input row then copies no scan state around).
+    #[inline]
+    pub fn scan_into(&self, graph: TermId, pattern: &Pattern, scan: &mut Scan<'a>) {
+        scan.perm = Perm::for_pattern(pattern).0;
+        scan.cursors.clear();
+        self.derived.cursors_into(graph, pattern, &mut scan.cursors);
         if let Some(also) = self.also {
-            scan.cursors.extend(also.scan(graph, pattern).cursors);
+            also.cursors_into(graph, pattern, &mut scan.cursors);
         }
         if let Some(index) = self.base.graph(graph) {
             let matches = index.range(pattern);
@@ -554,7 +574,6 @@ impl<'a> View<'a> {
             }
         }
         scan.cursors.retain(|c| !c.is_empty());
-        scan
     }
 
     /// The exact number of matches of `pattern` in `graph` (the layers are disjoint).
@@ -628,6 +647,14 @@ pub struct Scan<'a> {
 }
 
 impl Scan<'_> {
+    /// A scan with nothing in it, to be filled by [`View::scan_into`].
+    pub fn empty() -> Self {
+        Self {
+            perm: Perm::Spo,
+            cursors: SmallVec::new(),
+        }
+    }
+
     /// The sort order of the triples this scan yields.
     pub fn order(&self) -> Perm {
         self.perm
