@@ -65,6 +65,7 @@ impl Perm {
 }
 
 /// The range of `keys` (sorted) whose first `len` entries equal `prefix`'s.
+#[inline]
 pub fn prefix_range<T>(
     keys: &[T],
     key_of: impl Fn(&T) -> [TermId; 3],
@@ -225,9 +226,8 @@ pub fn patch_permuted(
         merged.extend(fresh);
         Some(merged)
     };
-    let pos = remap(pos, Perm::Pos)?;
-    let osp = remap(osp, Perm::Osp)?;
-    Some((out, pos, osp))
+    let (pos, osp) = rayon::join(|| remap(pos, Perm::Pos), || remap(osp, Perm::Osp));
+    Some((out, pos?, osp?))
 }
 
 /// The triples of one graph, sorted three ways: the triples themselves in SPO order, and the POS and OSP orders
@@ -445,18 +445,36 @@ pub fn orders_agree(spo: &[Triple], pos: &[u32], osp: &[u32]) -> bool {
     sorted && by_pos && by_osp
 }
 
+/// Per-predicate counts through the POS permutation, by chunks in parallel (each chunk's counter joined to the
+/// next: a predicate, or a (predicate, object) run, cut by a chunk's end is counted once).
 fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
-    let mut counter = ObjectCounter::default();
-    for &[_, p, o] in pos.iter().map(|&i| &spo[i as usize]) {
-        counter.see(p, o);
+    use rayon::prelude::*;
+    let parts: Vec<ObjectCounter> = pos
+        .par_chunks(STATS_CHUNK)
+        .map(|chunk| {
+            let mut counter = ObjectCounter::default();
+            for &i in chunk {
+                let [_, p, o] = spo[i as usize];
+                counter.see(p, o);
+            }
+            counter
+        })
+        .collect();
+    let mut all = ObjectCounter::default();
+    for part in parts {
+        all.join(part);
     }
-    counter.with_subjects(spo)
+    all.with_subjects(spo)
 }
+
+/// Triples a chunk when counting in parallel.
+const STATS_CHUNK: usize = 1 << 18;
 
 /// Counts per predicate, fed (predicate, object) in POS order: triples and distinct objects.
 #[derive(Default)]
 struct ObjectCounter {
     out: Vec<(TermId, PredicateStats)>,
+    first: Option<[TermId; 2]>,
     last: Option<[TermId; 2]>,
 }
 
@@ -471,17 +489,60 @@ impl ObjectCounter {
             stats.objects += 1;
             self.last = Some([p, o]);
         }
+        self.first.get_or_insert([p, o]);
     }
 
-    /// The counts, with each predicate's distinct subjects counted from SPO order.
+    /// Appends the counts of the (predicate, object) pairs that follow this counter's in POS order.
+    fn join(&mut self, next: ObjectCounter) {
+        let mut rest = next.out.into_iter();
+        if let (Some((p, mine)), Some(first)) = (self.out.last_mut(), next.first) {
+            if *p == first[0] {
+                let theirs = rest
+                    .next()
+                    .expect("a first pair has its predicate's counts")
+                    .1;
+                mine.triples += theirs.triples;
+                mine.objects += theirs.objects - usize::from(self.last == Some(first));
+            }
+        }
+        self.out.extend(rest);
+        self.first = self.first.or(next.first);
+        self.last = next.last.or(self.last);
+    }
+
+    /// The counts, with each predicate's distinct subjects counted from SPO order (by chunks in parallel: a
+    /// (subject, predicate) run cut by a chunk's end is counted once).
     fn with_subjects(self, spo: &[Triple]) -> Vec<(TermId, PredicateStats)> {
+        use rayon::prelude::*;
         let mut out = self.out;
-        let mut last: Option<[TermId; 2]> = None;
-        for &[s, p, _] in spo {
-            if last != Some([s, p]) {
-                last = Some([s, p]);
-                if let Ok(i) = out.binary_search_by_key(&p, |(q, _)| *q) {
-                    out[i].1.subjects += 1;
+        let preds: Vec<TermId> = out.iter().map(|(p, _)| *p).collect();
+        let parts: Vec<Vec<usize>> = spo
+            .par_chunks(STATS_CHUNK)
+            .map(|chunk| {
+                let mut counts = vec![0usize; preds.len()];
+                let mut last: Option<[TermId; 2]> = None;
+                for &[s, p, _] in chunk {
+                    if last != Some([s, p]) {
+                        last = Some([s, p]);
+                        if let Ok(i) = preds.binary_search(&p) {
+                            counts[i] += 1;
+                        }
+                    }
+                }
+                counts
+            })
+            .collect();
+        for counts in parts {
+            for (i, n) in counts.into_iter().enumerate() {
+                out[i].1.subjects += n;
+            }
+        }
+        // A run cut by a chunk's end was counted in both chunks.
+        for cut in (STATS_CHUNK..spo.len()).step_by(STATS_CHUNK) {
+            let ([s, p, _], [t, q, _]) = (spo[cut - 1], spo[cut]);
+            if [s, p] == [t, q] {
+                if let Ok(i) = preds.binary_search(&p) {
+                    out[i].1.subjects -= 1;
                 }
             }
         }
@@ -601,6 +662,46 @@ mod tests {
 
     fn t(s: u32, p: u32, o: u32) -> Triple {
         [TermId(s), TermId(p), TermId(o)]
+    }
+
+    #[test]
+    fn predicate_counts_by_chunks_equal_counts_by_sets_when_runs_cross_chunk_ends() {
+        // (subject, predicate) runs of 3 and (predicate, object) runs of 100,000 triples, cut by chunk ends.
+        let triples: Vec<Triple> = (0..900_000u32)
+            .map(|i| t(i / 9, 1 + (i / 3) % 3, i % 3))
+            .collect();
+        let mut want: std::collections::BTreeMap<
+            u32,
+            (
+                usize,
+                std::collections::BTreeSet<u32>,
+                std::collections::BTreeSet<u32>,
+            ),
+        > = Default::default();
+        let mut distinct = triples.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for &[s, p, o] in &distinct {
+            let e = want.entry(p.0).or_default();
+            e.0 += 1;
+            e.1.insert(s.0);
+            e.2.insert(o.0);
+        }
+        let built = TripleIndex::from_triples(triples);
+        let (spo, pos, osp) = (built.spo.clone(), built.pos.clone(), built.osp.clone());
+        let read = TripleIndex::from_orders(spo, pos, osp).expect("orders agree");
+        for index in [&built, &read] {
+            for (&p, (n, subjects, objects)) in &want {
+                let got = index
+                    .predicate_stats(TermId(p))
+                    .expect("a predicate present");
+                assert_eq!(
+                    (got.triples, got.subjects, got.objects),
+                    (*n, subjects.len(), objects.len()),
+                    "predicate {p}"
+                );
+            }
+        }
     }
 
     proptest! {
