@@ -359,6 +359,36 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         },
     ));
     trials.push(Trial::test(
+        "a_run_out_of_time_stops_its_dataflow_itself_not_by_the_watchdog",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // About a million derived facts: seconds of work on one worker.
+            let (rules, data) = chain(tmp.path(), 1500);
+            let started = std::time::Instant::now();
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+                .current_dir(tmp.path())
+                .arg("materialize")
+                .arg(&data)
+                .arg("--rules")
+                .arg(&rules)
+                .args(["--engine", "dataflow", "--workers", "1", "--timeout", "1"])
+                .args(["-o", "out.nq"])
+                .output()?;
+            // The engine drops its dataflow at the deadline; left to run, timely would step it to its end
+            // and the run-wide watchdog (`reasonctl::run::timeout`) would stop the process instead.
+            let err = ended(&out, 3, &["reasonctl::dataflow::timeout"])?;
+            if err.contains("reasonctl::run::timeout")
+                || started.elapsed() > std::time::Duration::from_secs(5)
+                || tmp.path().join("out.nq").exists()
+            {
+                return Err(
+                    format!("not stopped by the engine in time, or output written: {err}").into(),
+                );
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
         "cluster/a_process_killed_mid_run_ends_the_other_with_nothing_written",
         || {
             let tmp = tempfile::tempdir()?;

@@ -678,7 +678,7 @@ pub fn materialize(
                             reason: e.to_string(),
                         })?;
                 let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
-                (builders, Box::new(guard))
+                (builders, Box::new(cluster::UnlessLost(Some(guard))))
             }
         };
     cluster::keep_worker_panics();
@@ -780,10 +780,18 @@ pub fn materialize(
                 timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
                 break;
             }
-            if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+            if timed_out.load(std::sync::atomic::Ordering::Relaxed) || cluster::link_lost() {
                 break;
             }
             worker.step();
+        }
+        // Stopped early (out of time, or a peer gone): the dataflow is dropped, not stepped to its end by
+        // timely after this closure returns (it would compute on past the deadline, or wait for a peer that
+        // is gone).
+        if probe.less_than(&1) {
+            for id in worker.installed_dataflows() {
+                worker.drop_dataflow(id);
+            }
         }
     })
     .map_err(|reason| DataflowError::Failed { reason })?;
@@ -791,7 +799,7 @@ pub fn materialize(
     // the first panic's message; the guards' own panics on the way out are caught.
     let joined = cluster::quietly(move || guards.join());
     let failed = match joined {
-        Ok(results) => results.iter().any(Result::is_err),
+        Ok(results) => results.iter().any(Result::is_err) || cluster::link_lost(),
         Err(_) => true,
     };
     if failed {

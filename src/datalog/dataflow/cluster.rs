@@ -14,7 +14,7 @@
 use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
@@ -326,16 +326,25 @@ thread_local! {
     static QUIET: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Set when a link's reader or writer stopped (its peer went away, or the link broke).
+static LINK_LOST: AtomicBool = AtomicBool::new(false);
+
 /// Keeps the panics of timely's threads (and of a thread ending a failed run) out of standard error; the first
 /// one's message is what [`take_panic`] returns. Installed once; other threads' panics go to the hook before.
+///
+/// A link's thread that panics is held in the hook, never unwound: unwinding it would poison the queues the
+/// workers read, and a worker unwinding from that poison panics again in a queue's drop, which aborts the
+/// process (timely's cascade). Held, it leaves the workers unpoisoned; they see [`link_lost`] and stop, and the
+/// run ends with [`DataflowError::Lost`] (the held threads end with the process, see [`UnlessLost`]).
 pub(super) fn keep_worker_panics() {
     static HOOK: Once = Once::new();
+    LINK_LOST.store(false, Ordering::SeqCst);
     HOOK.call_once(|| {
         let before = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let timely = std::thread::current()
-                .name()
-                .is_some_and(|n| n.starts_with("timely:"));
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or_default();
+            let timely = name.starts_with("timely:");
             if timely || QUIET.with(Cell::get) {
                 let text = info
                     .payload()
@@ -343,15 +352,40 @@ pub(super) fn keep_worker_panics() {
                     .map(|s| (*s).to_owned())
                     .or_else(|| info.payload().downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a worker stopped".to_owned());
-                let mut first = FIRST_PANIC.lock().unwrap_or_else(|e| e.into_inner());
-                if first.is_none() {
-                    *first = Some(text);
+                {
+                    let mut first = FIRST_PANIC.lock().unwrap_or_else(|e| e.into_inner());
+                    if first.is_none() {
+                        *first = Some(text);
+                    }
+                }
+                if name.starts_with("timely:send-") || name.starts_with("timely:recv-") {
+                    LINK_LOST.store(true, Ordering::SeqCst);
+                    loop {
+                        std::thread::park();
+                    }
                 }
             } else {
                 before(info);
             }
         }));
     });
+}
+
+/// Whether a link's thread stopped in this run: the workers leave their loop.
+pub(super) fn link_lost() -> bool {
+    LINK_LOST.load(Ordering::SeqCst)
+}
+
+/// The links' guard, dropped (its threads joined) unless a link was lost: a lost link's thread is held in the
+/// panic hook and would never join, so the guard is forgotten and the thread ends with the process.
+pub(super) struct UnlessLost<G>(pub Option<G>);
+
+impl<G> Drop for UnlessLost<G> {
+    fn drop(&mut self) {
+        if link_lost() {
+            std::mem::forget(self.0.take());
+        }
+    }
 }
 
 /// The first kept panic's message, cleared.
