@@ -644,7 +644,7 @@ fn scan<'a>(
 ) -> R {
     let mut out = Out::new(input.width(), id, sink);
     let multi_default = matches!(tp.graph, GraphTerm::Default) && cx.dataset.default.len() > 1;
-    let mut scan = crate::store::overlay::Scan::empty();
+    let mut scan = crate::store::Scan::empty();
     for row in input.iter() {
         let mut pattern: Pattern = [None; 3];
         let mut impossible = false;

@@ -19,8 +19,7 @@ struct Run {
     spo: Vec<Triple>,
     pos: std::sync::OnceLock<Vec<u32>>,
     osp: std::sync::OnceLock<Vec<u32>>,
-    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run. After
-    /// [`Run::remove_sorted`], it may hold a predicate the run no longer has.
+    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
     preds: Vec<TermId>,
 }
 
@@ -57,9 +56,6 @@ fn predicates(spo: &[Triple]) -> Vec<TermId> {
     }
     preds
 }
-
-/// A triple's new position in [`Run::renumber`] when it is taken out.
-const GONE: u32 = u32::MAX;
 
 impl Run {
     fn new(mut spo: Vec<Triple>) -> Self {
@@ -162,27 +158,15 @@ impl Run {
 
     /// Keeps the triples `keep` accepts; the permutations built so far are carried over (no sort).
     fn retain(&mut self, keep: &impl Fn(&Triple) -> bool) {
-        let mut at = 0u32;
-        let remap: Vec<u32> = (self.spo.iter())
-            .map(|t| {
-                if keep(t) {
-                    at += 1;
-                    at - 1
-                } else {
-                    GONE
-                }
-            })
+        let at: Vec<u32> = (self.spo.iter().enumerate())
+            .filter(|(_, t)| !keep(t))
+            .map(|(i, _)| i as u32)
             .collect();
-        if at as usize != self.spo.len() {
-            self.renumber(&remap);
-        }
+        self.take_out(&at);
     }
 
     /// Takes out the triples of `gone` (SPO-sorted) it holds, found by binary search: a run that holds none is
-    /// left untouched, and no triple is looked up in a set. In place: the kept triples move down between the
-    /// positions taken out, and each permutation entry drops by how many of those positions lie below it, read
-    /// from a bitmap of the positions with a count per 64 (a table small enough to stay in cache, where one with
-    /// an entry per triple would not); the three arrays are rewritten in parallel.
+    /// left untouched, and no triple is looked up in a set.
     fn remove_sorted(&mut self, gone: &[Triple]) {
         let mut at: Vec<u32> = Vec::new();
         let mut from = 0;
@@ -195,10 +179,18 @@ impl Run {
                 from = i;
             }
         }
+        self.take_out(&at);
+    }
+
+    /// Takes out the triples at positions `at` (increasing), in place, the permutations built so far carried
+    /// over: the kept triples move down between the positions taken out, and each permutation entry drops by
+    /// how many of those positions lie below it, read from a bitmap of the positions with a count per 64 (a table
+    /// small enough to stay in cache, where one with an entry per triple would not); the three arrays are
+    /// rewritten in parallel.
+    fn take_out(&mut self, at: &[u32]) {
         if at.is_empty() {
             return;
         }
-        let at = &at[..];
         let mut words = vec![0u64; self.spo.len().div_ceil(64)];
         for &i in at {
             words[i as usize / 64] |= 1 << (i % 64);
@@ -222,7 +214,8 @@ impl Run {
                 true
             })
         };
-        let (spo, pos, osp) = (&mut self.spo, self.pos.get_mut(), self.osp.get_mut());
+        let (spo, preds) = (&mut self.spo, &mut self.preds);
+        let (pos, osp) = (self.pos.get_mut(), self.osp.get_mut());
         rayon::join(
             || {
                 // The triples between two taken-out positions move down as one block.
@@ -233,30 +226,10 @@ impl Run {
                     to += end - i as usize - 1;
                 }
                 spo.truncate(to);
+                *preds = predicates(spo);
             },
             || rayon::join(|| pos.map(renumber), || osp.map(renumber)),
         );
-        // `preds` is kept: a predicate all of whose triples went is looked up in vain, never missed.
-    }
-
-    /// Keeps the triples `remap` gives a new position (`GONE`: taken out), permutations carried over.
-    fn renumber(&mut self, remap: &[u32]) {
-        let mut i = 0;
-        self.spo.retain(|_| {
-            i += 1;
-            remap[i - 1] != GONE
-        });
-        for lock in [&mut self.pos, &mut self.osp] {
-            if let Some(order) = lock.take() {
-                let kept: Vec<u32> = order
-                    .into_iter()
-                    .map(|i| remap[i as usize])
-                    .filter(|&i| i != GONE)
-                    .collect();
-                let _ = lock.set(kept);
-            }
-        }
-        self.preds = predicates(&self.spo);
     }
 
     fn cursor(&self, pattern: &Pattern) -> Cursor<'_> {
@@ -377,14 +350,11 @@ impl Overlay {
                 continue;
             };
             let triples: Vec<Triple> = chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect();
-            let derived = &mut self.graphs[at].1;
-            for run in &mut derived.runs {
+            for run in &mut self.graphs[at].1.runs {
                 run.remove_sorted(&triples);
             }
-            derived.runs.retain(|r| r.len() > 0);
-            derived.runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
         }
-        self.graphs.retain(|(_, d)| !d.runs.is_empty());
+        self.drop_empty();
     }
 
     /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
@@ -394,6 +364,13 @@ impl Overlay {
             for run in &mut derived.runs {
                 run.retain(&|t| keep(g, t));
             }
+        }
+        self.drop_empty();
+    }
+
+    /// After facts were taken out: empty runs and graphs go, each graph's runs largest first again.
+    fn drop_empty(&mut self) {
+        for (_, derived) in &mut self.graphs {
             derived.runs.retain(|r| r.len() > 0);
             derived.runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
         }

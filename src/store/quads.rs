@@ -425,7 +425,6 @@ impl TripleIndex {
     }
 }
 
-/// Per predicate: triples, distinct subjects (from SPO) and distinct objects (from POS), in one pass each.
 /// Whether `spo` is strictly sorted and `pos`, `osp` are its triples' positions in strictly increasing POS and
 /// OSP order (what a state file read back must show before it is trusted). The three checks run in parallel,
 /// each over chunks.
