@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use rayon::prelude::*;
+
 use super::{Failure, MaterializeSettings, Reasoned, Run, remaining, run_options};
 use crate::control::{self, Phase};
 use crate::datalog::explain::{self, Premise, Slot};
@@ -32,12 +34,19 @@ pub(super) fn provenance(
     let options = run_options(&settings.reasoning, run, store);
     let program = &reasoned.program;
     // The run recorded each fact's first derivation (`--provenance` sets `track`).
-    let credited: Vec<(Quad, usize)> = order
-        .iter()
-        .filter_map(|q| {
-            let at = by_fact.binary_search_by(|(f, _)| f.cmp(q)).ok()?;
-            Some((by_fact[at].0, by_fact[at].1 as usize))
+    // Each fact's place among the credits, searched in parallel (a small list: the pairs themselves, collected
+    // in parallel, would sit twice in memory at the command's peak).
+    let at: Vec<u32> = order
+        .par_iter()
+        .map(|q| {
+            by_fact
+                .binary_search_by(|(f, _)| f.cmp(q))
+                .map_or(u32::MAX, |i| i as u32)
         })
+        .collect();
+    let credited: Vec<(Quad, usize)> = (at.into_iter())
+        .filter(|&i| i != u32::MAX)
+        .map(|i| (by_fact[i as usize].0, by_fact[i as usize].1 as usize))
         .collect();
     drop(by_fact);
     let reifiers = provenance::quads(program, terms, &credited, graph.as_deref());

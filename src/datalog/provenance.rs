@@ -48,7 +48,7 @@ pub fn quads(
         });
     }
     let graph_iri = |g: TermId| graphs.get(&g).and_then(Option::as_deref);
-    // The reifiers' digests, in parallel (hashing is most of the work), then their IRIs interned in order.
+    // The reifiers' digests, in parallel (hashing is most of the work).
     let digests: Vec<[u8; 16]> = credited
         .par_iter()
         .map(|&([g, s, p, o], r)| {
@@ -63,19 +63,24 @@ pub fn quads(
         .map(|r| terms.literal(&r.id, LiteralKind::Simple))
         .collect();
     // At most a reifier IRI and a triple term per fact (fewer where the dictionary holds them): their entries are
-    // an IRI's tag, namespace id and 32 digits, a triple term's tag and three ids. Reserved past the terms above,
-    // so that the room is not short by their few bytes (the text would double).
+    // an IRI's tag, namespace id and 32 digits, a triple term's tag and three ids. Reserved at once (reserved
+    // piece by piece, the text would double).
     terms.reserve(
         credited.len() * 2,
         credited.len() * ((1 + 4 + 32) + (1 + 3 * 4)),
     );
+    // The reifiers' IRIs and the facts' triple terms: looked up and hashed in parallel, the new ones interned in
+    // order (a reifier and a triple term per fact: interning them one by one was most of `--provenance`'s cost).
+    let reifiers = terms.iris_in(reifier::GENID_BASE, credited.len(), |i, out| {
+        reifier::write_local(out, &digests[i]);
+    });
+    drop(digests);
+    let edges = terms.triples(credited.len(), |i| {
+        let [_, s, p, o] = credited[i].0;
+        [s, p, o]
+    });
     let mut out = Vec::with_capacity(credited.len() * 2);
-    let mut iri = String::new();
-    for (&([g, s, p, o], r), digest) in credited.iter().zip(&digests) {
-        iri.clear();
-        reifier::write_iri(&mut iri, digest);
-        let reifier = terms.iri(&iri);
-        let edge = terms.triple([s, p, o]);
+    for ((&([g, ..], r), reifier), edge) in credited.iter().zip(reifiers).zip(edges) {
         let g = graph.unwrap_or(g);
         out.push([g, reifier, wk::RDF_REIFIES, edge]);
         out.push([g, reifier, rule_property, ids[r]]);

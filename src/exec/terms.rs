@@ -63,6 +63,22 @@ impl<'a> Terms<'a> {
         }
     }
 
+    /// The ids of IRIs `ns` + `local(i)`, for `i < n`, looked up and hashed in parallel (see
+    /// [`Dictionary::intern_iris_in`]).
+    pub fn iris_in(
+        &mut self,
+        ns: &str,
+        n: usize,
+        local: impl Fn(usize, &mut Vec<u8>) + Sync,
+    ) -> Vec<TermId> {
+        self.local.intern_iris_in(self.main, ns, n, local)
+    }
+
+    /// The ids of triple terms, looked up and hashed in parallel (see [`Dictionary::intern_triples`]).
+    pub fn triples(&mut self, n: usize, triple: impl Fn(usize) -> Triple + Sync) -> Vec<TermId> {
+        self.local.intern_triples(self.main, n, triple)
+    }
+
     /// A blank node no other term is.
     pub fn fresh_blank(&mut self) -> TermId {
         self.local.new_blank_node()

@@ -124,10 +124,17 @@ pub fn digest(h: Sha256) -> [u8; 16] {
 
 /// Appends the skolem IRI of `digest` to `out`.
 pub fn write_iri(out: &mut String, digest: &[u8; 16]) {
+    let mut local = Vec::with_capacity(32);
+    write_local(&mut local, digest);
     out.push_str(GENID_BASE);
+    out.push_str(std::str::from_utf8(&local).expect("hex digits"));
+}
+
+/// Appends the last segment of the skolem IRI of `digest` (after [`GENID_BASE`]) to `out`: 32 hex digits.
+pub fn write_local(out: &mut Vec<u8>, digest: &[u8; 16]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     for b in digest {
-        out.push(char::from_digit(u32::from(b >> 4), 16).expect("a hex digit"));
-        out.push(char::from_digit(u32::from(b & 15), 16).expect("a hex digit"));
+        out.extend([HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
     }
 }
 

@@ -64,6 +64,25 @@ impl Interner {
         self.intern_if(key, || true).expect("accepted")
     }
 
+    /// The entry's number, added if new, for a key whose hash (by this interner's hasher) is known.
+    fn intern_hashed(&mut self, key: &[u8], hash: u64) -> u32 {
+        let Self {
+            bytes,
+            starts,
+            table,
+            hasher,
+        } = self;
+        debug_assert_eq!(hash, hasher.hash_one(key));
+        if let Some(&i) = table.find(hash, |&i| entry(bytes, starts, i) == key) {
+            return i;
+        }
+        let i = u32::try_from(starts.len()).expect("more than 2^32 dictionary entries");
+        starts.push(bytes.len() as u64);
+        bytes.extend_from_slice(key);
+        table.insert_unique(hash, i, |&j| hasher.hash_one(entry(bytes, starts, j)));
+        i
+    }
+
     /// The entry's number; a new one is added only if `accept()` says so.
     fn intern_if(&mut self, key: &[u8], accept: impl FnOnce() -> bool) -> Option<u32> {
         let Self {
@@ -506,6 +525,104 @@ impl Dictionary {
         self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
+    /// The ids of IRIs `ns` + `local(i)`, for `i < n`, in order: `main`'s where it holds the IRI, else this
+    /// dictionary's (it extends `main`), interned now; the ids one [`Dictionary::lookup_iri`] in `main` and then
+    /// [`Dictionary::intern_iri`] here per IRI would give. `local` writes the local part, which must hold no `/`
+    /// or `#` (so that `ns` is where the IRI splits); `ns` must end with one.
+    pub fn intern_iris_in(
+        &mut self,
+        main: &Dictionary,
+        ns: &str,
+        n: usize,
+        local: impl Fn(usize, &mut Vec<u8>) + Sync,
+    ) -> Vec<TermId> {
+        let in_main = main.namespaces.get(ns.as_bytes());
+        let here = self.namespaces.intern(ns.as_bytes());
+        self.intern_keys(main, n, |i, for_main, key| {
+            let ns_id = match (for_main, in_main) {
+                (true, Some(id)) => id,
+                (true, None) => return false,
+                (false, _) => here,
+            };
+            key.push(TAG_IRI);
+            key.extend_from_slice(&ns_id.to_le_bytes());
+            let at = key.len();
+            local(i, key);
+            debug_assert!(
+                !key[at..].contains(&b'/')
+                    && !key[at..].contains(&b'#')
+                    && ns.ends_with(['/', '#']),
+                "an IRI that does not split at its namespace"
+            );
+            true
+        })
+    }
+
+    /// The ids of triple terms `triple(i)`, for `i < n`, in order: `main`'s where it holds the term, else this
+    /// dictionary's (it extends `main`), interned now; the ids one [`Dictionary::lookup_triple`] in `main` and then
+    /// [`Dictionary::intern_triple`] here per term would give.
+    pub fn intern_triples(
+        &mut self,
+        main: &Dictionary,
+        n: usize,
+        triple: impl Fn(usize) -> Triple + Sync,
+    ) -> Vec<TermId> {
+        self.intern_keys(main, n, |i, _, key| {
+            key.push(TAG_TRIPLE);
+            for id in triple(i) {
+                key.extend_from_slice(&id.0.to_le_bytes());
+            }
+            true
+        })
+    }
+
+    /// The ids of `n` terms whose keys `key(i, for_main, buf)` writes into `buf` (in `main`'s encoding when
+    /// `for_main`, else in this dictionary's; `false` when `main` cannot hold the term): `main`'s id where it
+    /// holds the term, else this dictionary's, interned in order. The lookups in `main` and the hashing run in
+    /// parallel; only the insertions, in order, do not (many terms: a reifier and a triple term per derived fact).
+    fn intern_keys(
+        &mut self,
+        main: &Dictionary,
+        n: usize,
+        key: impl Fn(usize, bool, &mut Vec<u8>) -> bool + Sync,
+    ) -> Vec<TermId> {
+        use rayon::prelude::*;
+        /// Terms looked up at a time (what is held per term until it is interned stays small).
+        const CHUNK: usize = 1 << 16;
+        let mut ids = Vec::with_capacity(n);
+        let mut buf = Vec::new();
+        for start in (0..n).step_by(CHUNK) {
+            let end = n.min(start + CHUNK);
+            let hasher = &self.terms.hasher;
+            // Each term: `main`'s id, or the hash and length of its key here.
+            let found: Vec<Result<TermId, (u64, u32)>> = (start..end)
+                .into_par_iter()
+                .map_init(Vec::new, |buf, i| {
+                    buf.clear();
+                    if key(i, true, buf)
+                        && let Some(j) = main.terms.get(buf)
+                    {
+                        return Ok(TermId(main.base + j));
+                    }
+                    buf.clear();
+                    key(i, false, buf);
+                    Err((hasher.hash_one(&buf[..]), buf.len() as u32))
+                })
+                .collect();
+            let (new, bytes) = (found.iter().filter_map(|f| f.err()))
+                .fold((0, 0), |(n, b), (_, len)| (n + 1, b + len as usize));
+            self.terms.reserve(new, bytes);
+            for (i, f) in (start..end).zip(found) {
+                ids.push(f.unwrap_or_else(|(hash, _)| {
+                    buf.clear();
+                    key(i, false, &mut buf);
+                    TermId(self.base + self.terms.intern_hashed(&buf, hash))
+                }));
+            }
+        }
+        ids
+    }
+
     fn intern_scratch(&mut self) -> TermId {
         TermId(self.base + self.terms.intern(&self.scratch))
     }
@@ -720,6 +837,42 @@ pub fn blank_scope_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn terms_interned_in_bulk_get_the_ids_one_lookup_and_intern_at_a_time_give() {
+        let mut main = Dictionary::new();
+        let ns = "http://e.example/g/";
+        let held = main.intern_iri(&format!("{ns}k3"));
+        let [a, p] = ["http://e.example/a", "http://e.example/p"].map(|i| main.intern_iri(i));
+        let held_triple = main.intern_triple([a, p, held]);
+        // More than one chunk; names repeated within the batch; some held by `main`.
+        let n = (1 << 16) + 100;
+        let local = |i: usize| format!("k{}", i % 70_000);
+        let triple = |i: usize| [a, p, if i % 3 == 0 { held } else { a }];
+        let mut bulk = Dictionary::extending(&main);
+        let iris = bulk.intern_iris_in(&main, ns, n, |i, out| {
+            out.extend_from_slice(local(i).as_bytes());
+        });
+        let triples = bulk.intern_triples(&main, n, triple);
+        let mut one = Dictionary::extending(&main);
+        for (i, &id) in iris.iter().enumerate() {
+            let iri = format!("{ns}{}", local(i));
+            let one_id = main.lookup_iri(&iri);
+            assert_eq!(id, one_id.unwrap_or_else(|| one.intern_iri(&iri)), "{iri}");
+        }
+        for (i, &id) in triples.iter().enumerate() {
+            let t = triple(i);
+            assert_eq!(
+                id,
+                main.lookup_triple(t)
+                    .unwrap_or_else(|| one.intern_triple(t))
+            );
+        }
+        assert_eq!(iris[3], held);
+        assert_eq!(triples[0], held_triple);
+        assert_eq!(bulk.len(), one.len());
+        assert_eq!(bulk.lookup_iri(&format!("{ns}k5")), Some(iris[5]));
+    }
 
     #[test]
     fn a_tail_appended_to_the_parts_it_extends_rebuilds_the_grown_dictionary() {
