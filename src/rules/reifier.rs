@@ -124,18 +124,23 @@ pub fn digest(h: Sha256) -> [u8; 16] {
 
 /// Appends the skolem IRI of `digest` to `out`.
 pub fn write_iri(out: &mut String, digest: &[u8; 16]) {
-    let mut local = Vec::with_capacity(32);
-    write_local(&mut local, digest);
     out.push_str(GENID_BASE);
-    out.push_str(std::str::from_utf8(&local).expect("hex digits"));
+    out.push_str(std::str::from_utf8(&hex(digest)).expect("hex digits"));
 }
 
 /// Appends the last segment of the skolem IRI of `digest` (after [`GENID_BASE`]) to `out`: 32 hex digits.
 pub fn write_local(out: &mut Vec<u8>, digest: &[u8; 16]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for b in digest {
-        out.extend([HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+    out.extend_from_slice(&hex(digest));
+}
+
+/// A digest's 32 lower-case hex digits.
+fn hex(digest: &[u8; 16]) -> [u8; 32] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0; 32];
+    for (pair, b) in out.chunks_exact_mut(2).zip(digest) {
+        pair.copy_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 15)]]);
     }
+    out
 }
 
 /// The skolem IRI of the reifier `rule` mints in `graph` for the edge `(s, p, o)`.

@@ -66,32 +66,29 @@ impl Interner {
 
     /// The entry's number, added if new, for a key whose hash (by this interner's hasher) is known.
     fn intern_hashed(&mut self, key: &[u8], hash: u64) -> u32 {
-        let Self {
-            bytes,
-            starts,
-            table,
-            hasher,
-        } = self;
-        debug_assert_eq!(hash, hasher.hash_one(key));
-        if let Some(&i) = table.find(hash, |&i| entry(bytes, starts, i) == key) {
-            return i;
-        }
-        let i = u32::try_from(starts.len()).expect("more than 2^32 dictionary entries");
-        starts.push(bytes.len() as u64);
-        bytes.extend_from_slice(key);
-        table.insert_unique(hash, i, |&j| hasher.hash_one(entry(bytes, starts, j)));
-        i
+        debug_assert_eq!(hash, self.hasher.hash_one(key));
+        self.intern_hashed_if(key, hash, || true).expect("accepted")
     }
 
     /// The entry's number; a new one is added only if `accept()` says so.
     fn intern_if(&mut self, key: &[u8], accept: impl FnOnce() -> bool) -> Option<u32> {
+        let hash = self.hasher.hash_one(key);
+        self.intern_hashed_if(key, hash, accept)
+    }
+
+    /// [`Interner::intern_if`] for a key whose hash is known.
+    fn intern_hashed_if(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        accept: impl FnOnce() -> bool,
+    ) -> Option<u32> {
         let Self {
             bytes,
             starts,
             table,
             hasher,
         } = self;
-        let hash = hasher.hash_one(key);
         if let Some(&i) = table.find(hash, |&i| entry(bytes, starts, i) == key) {
             return Some(i);
         }
