@@ -654,11 +654,16 @@ pub fn open_lines(
     terms: crate::store::TermId,
 ) -> Option<Vec<Option<LineTable>>> {
     let f = manifest.lines.as_ref()?;
-    let bytes = std::fs::read(dir.join(&f.file)).ok()?;
-    if bytes.len() as u64 != f.bytes || crc32(&bytes) != f.crc32 {
+    let file = std::fs::File::open(dir.join(&f.file)).ok()?;
+    let len = file.metadata().ok()?.len();
+    if len != f.bytes {
         return None;
     }
-    format::decode_lines(&bytes, terms).ok()
+    let (tables, bytes, crc32) = format::stream_lines(file, len, terms).ok()?;
+    if bytes != f.bytes || crc32 != f.crc32 {
+        return None;
+    }
+    tables.ok()
 }
 
 /// The CRC-32 of a file's bytes, computed by pieces in parallel and combined (the same value as one pass).
@@ -678,8 +683,9 @@ fn crc32(bytes: &[u8]) -> u32 {
         .finalize()
 }
 
-/// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before it is
-/// decoded; the files it was opened from.
+/// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before what it
+/// decodes to is used; the files it was opened from. The snapshot is decoded as it is read (never held whole);
+/// the deltas, small, are read whole.
 pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateError> {
     let name = dir.display().to_string();
     let corrupt = |what: String| StateError::Corrupt {
@@ -687,25 +693,47 @@ pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateErro
         what,
     };
     let (manifest, files) = read_manifest(dir)?;
-    let mut contents: Vec<Vec<u8>> = Vec::with_capacity(files.0.len());
-    for f in &files.0 {
-        let bytes =
-            std::fs::read(dir.join(&f.file)).map_err(|e| corrupt(format!("{}: {e}", f.file)))?;
+    let damaged_length = |file: &str, bytes: u64, expected: u64| {
+        corrupt(format!(
+            "{file} holds {bytes} bytes, the manifest says {expected}"
+        ))
+    };
+    let (first, rest) = files
+        .0
+        .split_first()
+        .ok_or_else(|| corrupt(format!("{MANIFEST} lists no snapshot")))?;
+    let unreadable = |file: &str, e: io::Error| corrupt(format!("{file}: {e}"));
+    let file =
+        std::fs::File::open(dir.join(&first.file)).map_err(|e| unreadable(&first.file, e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| unreadable(&first.file, e))?
+        .len();
+    if len != first.bytes {
+        return Err(damaged_length(&first.file, len, first.bytes));
+    }
+    let streamed = format::stream(file, len).map_err(|e| unreadable(&first.file, e))?;
+    if streamed.bytes != first.bytes {
+        return Err(damaged_length(&first.file, streamed.bytes, first.bytes));
+    }
+    if streamed.crc32 != first.crc32 {
+        return Err(corrupt(format!(
+            "{} does not match its checksum",
+            first.file
+        )));
+    }
+    let mut deltas: Vec<Vec<u8>> = Vec::with_capacity(rest.len());
+    for f in rest {
+        let bytes = std::fs::read(dir.join(&f.file)).map_err(|e| unreadable(&f.file, e))?;
         if bytes.len() as u64 != f.bytes {
-            return Err(corrupt(format!(
-                "{} holds {} bytes, the manifest says {}",
-                f.file,
-                bytes.len(),
-                f.bytes
-            )));
+            return Err(damaged_length(&f.file, bytes.len() as u64, f.bytes));
         }
         if crc32(&bytes) != f.crc32 {
             return Err(corrupt(format!("{} does not match its checksum", f.file)));
         }
-        contents.push(bytes);
+        deltas.push(bytes);
     }
-    let snapshot = contents.remove(0);
-    let decoded = format::decode(&snapshot, &contents).map_err(|e| corrupt(e.0))?;
+    let decoded = streamed.decode(&deltas).map_err(|e| corrupt(e.0))?;
     Ok((manifest, decoded, files))
 }
 

@@ -1,9 +1,8 @@
 //! This module defines the snapshot file of a state: the dictionary, the asserted quads (SPO-sorted, with their
 //! POS and OSP permutations), the derived quads, the prefixes and the program's rule texts, in one little-endian binary file read
-//! back by one sequential read. The file starts with a magic line and the format version; the manifest records
+//! back in one sequential pass, through a small buffer. The file starts with a magic line and the format version; the manifest records
 //! its length and CRC-32.
 
-use rayon::prelude::*;
 use std::path::PathBuf;
 
 use crate::rules::source::RuleText;
@@ -196,26 +195,13 @@ fn decode_delta(bytes: &[u8]) -> Result<Delta, Damaged> {
     let mut lists: Vec<Vec<Quad>> = Vec::new();
     for _ in 0..4 {
         let n = r.len()?;
-        let raw = r.take(
-            n.checked_mul(16)
-                .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-        )?;
-        let list: Vec<Quad> = raw
-            .chunks_exact(16)
-            .map(|c| {
-                std::array::from_fn(|k| {
-                    TermId(u32::from_le_bytes(
-                        c[4 * k..4 * k + 4].try_into().expect("4 bytes"),
-                    ))
-                })
-            })
-            .collect();
+        let list = r.quads(n)?;
         if !list.is_sorted() {
             return Err(Damaged("a delta's quads are not sorted".to_owned()));
         }
         lists.push(list);
     }
-    if r.at != bytes.len() {
+    if r.left() != 0 {
         return Err(Damaged("bytes follow a delta's last section".to_owned()));
     }
     let derived_added = lists.pop().expect("four lists");
@@ -262,8 +248,7 @@ fn patch_orders(
 }
 
 impl Parts {
-    fn read(bytes: &[u8]) -> Result<Self, Damaged> {
-        let mut r = Reader { bytes, at: 0 };
+    fn read(r: &mut impl Source) -> Result<Self, Damaged> {
         if r.take(MAGIC.len())? != MAGIC {
             return Err(Damaged(
                 "the file does not start as a reasonctl state".to_owned(),
@@ -311,8 +296,8 @@ impl Parts {
             let origin = match r.u32()? {
                 0 => Origin::File {
                     path: PathBuf::from(r.string()?),
-                    offset: r.len()?,
-                    prologue: r.len()?,
+                    offset: r.index()?,
+                    prologue: r.index()?,
                 },
                 1 => {
                     let subject = r.string()?;
@@ -336,7 +321,7 @@ impl Parts {
                 text: r.string()?,
             });
         }
-        if r.at != bytes.len() {
+        if r.left() != 0 {
             return Err(Damaged("bytes follow the last section".to_owned()));
         }
         Ok(Self {
@@ -404,28 +389,49 @@ impl Parts {
         Ok(())
     }
 
+    /// The snapshot these parts make, with `deltas` (the files written after it) applied in order.
+    fn with_deltas(mut self, deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
+        for d in deltas {
+            self.apply(decode_delta(d)?)?;
+        }
+        self.assemble()
+    }
+
     fn assemble(self) -> Result<Snapshot, Damaged> {
-        let dict = Dictionary::from_parts(self.dict)
+        let end = self
+            .dict
+            .base
+            .checked_add(u32::try_from(self.dict.term_starts.len()).unwrap_or(u32::MAX))
             .ok_or_else(|| Damaged("the dictionary does not decode".to_owned()))?;
-        let end = dict.end().0;
         let in_range = |ts: &[[TermId; 3]]| ts.iter().flatten().all(|t| t.0 < end);
-        let mut graphs = Vec::new();
-        for (g, (spo, pos, osp)) in self.asserted {
-            if g.0 >= end || !in_range(&spo) {
-                return Err(Damaged(
-                    "an asserted quad names a term the dictionary lacks".to_owned(),
-                ));
-            }
-            let index = TripleIndex::from_orders(spo, pos, osp)
-                .ok_or_else(|| Damaged("an index of asserted quads is not sorted".to_owned()))?;
-            graphs.push((g, index));
-        }
-        let mut overlay = Overlay::new();
-        for (g, (spo, pos, osp)) in self.derived {
-            if g.0 >= end || !in_range(&spo) || !overlay.add_orders(g, spo, pos, osp) {
-                return Err(Damaged("the derived quads are damaged".to_owned()));
-            }
-        }
+        // The dictionary's table is built while the orders are checked.
+        let (dict, facts) = rayon::join(
+            || Dictionary::from_parts(self.dict),
+            || -> Result<_, Damaged> {
+                let mut graphs = Vec::new();
+                for (g, (spo, pos, osp)) in self.asserted {
+                    if g.0 >= end || !in_range(&spo) {
+                        return Err(Damaged(
+                            "an asserted quad names a term the dictionary lacks".to_owned(),
+                        ));
+                    }
+                    let index = TripleIndex::from_orders(spo, pos, osp).ok_or_else(|| {
+                        Damaged("an index of asserted quads is not sorted".to_owned())
+                    })?;
+                    graphs.push((g, index));
+                }
+                let mut overlay = Overlay::new();
+                for (g, (spo, pos, osp)) in self.derived {
+                    if g.0 >= end || !in_range(&spo) || !overlay.add_orders(g, spo, pos, osp) {
+                        return Err(Damaged("the derived quads are damaged".to_owned()));
+                    }
+                }
+                Ok((graphs, overlay))
+            },
+        );
+        let dict = dict.ok_or_else(|| Damaged("the dictionary does not decode".to_owned()))?;
+        debug_assert_eq!(dict.end().0, end);
+        let (graphs, overlay) = facts?;
         Ok(Snapshot {
             store: Store {
                 dict,
@@ -441,11 +447,42 @@ impl Parts {
 /// Decodes a snapshot ([`encode`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
 /// order.
 pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
-    let mut parts = Parts::read(bytes)?;
-    for d in deltas {
-        parts.apply(decode_delta(d)?)?;
+    Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas)
+}
+
+/// A snapshot file read through once, in order: what it decoded to (or why it did not), and its length and
+/// CRC-32 as read, to be checked against the manifest before the parts are trusted.
+pub struct Streamed {
+    parts: Result<Parts, Damaged>,
+    /// Bytes read.
+    pub bytes: u64,
+    /// CRC-32 of the bytes read.
+    pub crc32: u32,
+}
+
+/// Reads a snapshot file of `len` bytes (its length on disk) through one small buffer, decoding it on the way:
+/// the file is never held whole, and each list is copied once, from the buffer into its place. An error
+/// reading it is returned as such; a file that does not decode is [`Streamed`]'s to report.
+pub fn stream(file: impl std::io::Read, len: u64) -> std::io::Result<Streamed> {
+    stream_through(file, len, STREAM_BUFFER)
+}
+
+fn stream_through(file: impl std::io::Read, len: u64, buffer: usize) -> std::io::Result<Streamed> {
+    let mut source = Stream::new(file, len, buffer);
+    let parts = Parts::read(&mut source);
+    let (bytes, crc32) = source.finish()?;
+    Ok(Streamed {
+        parts,
+        bytes,
+        crc32,
+    })
+}
+
+impl Streamed {
+    /// The snapshot, with the deltas written after it applied in order.
+    pub fn decode(self, deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
+        self.parts?.with_deltas(deltas)
     }
-    parts.assemble()
 }
 
 /// The first bytes of a lines file.
@@ -479,8 +516,28 @@ pub fn encode_lines(tables: &[Option<LineTable>]) -> Vec<u8> {
 }
 
 /// Decodes what [`encode_lines`] wrote, for a dictionary of `terms` terms (every id must be one of them).
-pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<Vec<Option<LineTable>>, Damaged> {
-    let mut r = Reader { bytes, at: 0 };
+#[cfg(test)]
+pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<LineTables, Damaged> {
+    read_lines(&mut Reader { bytes, at: 0 }, terms)
+}
+
+/// Reads a lines file of `len` bytes as [`stream`] reads a snapshot: the tables (or why they do not decode),
+/// and the file's length and CRC-32 as read.
+pub fn stream_lines(
+    file: impl std::io::Read,
+    len: u64,
+    terms: TermId,
+) -> std::io::Result<(Result<LineTables, Damaged>, u64, u32)> {
+    let mut source = Stream::new(file, len, STREAM_BUFFER);
+    let tables = read_lines(&mut source, terms);
+    let (bytes, crc32) = source.finish()?;
+    Ok((tables, bytes, crc32))
+}
+
+/// The line tables of a state's data files, in the files' order (`None`: a file without one).
+pub type LineTables = Vec<Option<LineTable>>;
+
+fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged> {
     if r.take(LINES_MAGIC.len())? != LINES_MAGIC || r.u32()? != VERSION {
         return Err(Damaged("not a lines file of this format".to_owned()));
     }
@@ -491,24 +548,10 @@ pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<Vec<Option<LineTable>
             0 => tables.push(None),
             1 => {
                 let n = r.len()?;
-                let raw = r.take(
-                    n.checked_mul(16)
-                        .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-                )?;
-                let hashes: Vec<u128> = raw
-                    .chunks_exact(16)
-                    .map(|c| u128::from_le_bytes(c.try_into().expect("16 bytes")))
-                    .collect();
-                // Decoded straight into quads (no list of ids in between: the table is most of the file).
-                let raw = r.take(
-                    n.checked_mul(16)
-                        .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-                )?;
-                let id = |b: &[u8]| TermId(u32::from_le_bytes(b.try_into().expect("4 bytes")));
-                let quads: Vec<Quad> = raw
-                    .chunks_exact(16)
-                    .map(|c| [id(&c[0..4]), id(&c[4..8]), id(&c[8..12]), id(&c[12..16])])
-                    .collect();
+                let hashes: Vec<u128> = r.list(n, 16, |c| {
+                    u128::from_le_bytes(c.try_into().expect("16 bytes"))
+                })?;
+                let quads = r.quads(n)?;
                 if quads.iter().flatten().any(|&id| id.0 >= terms.0) {
                     return Err(Damaged(
                         "a line's quad names a term the dictionary lacks".to_owned(),
@@ -525,7 +568,7 @@ pub fn decode_lines(bytes: &[u8], terms: TermId) -> Result<Vec<Option<LineTable>
             }
         }
     }
-    if r.at != bytes.len() {
+    if r.left() != 0 {
         return Err(Damaged("bytes follow the last line table".to_owned()));
     }
     Ok(tables)
@@ -575,27 +618,17 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
+/// Where a decoder reads bytes from: a slice in memory ([`Reader`]) or a file streamed through a small buffer
+/// ([`Stream`]). Lists are handed over in pieces, so a streamed file is copied once, into the lists it holds.
+trait Source {
+    /// The next `n` bytes (a few: a number or a magic line).
+    fn take(&mut self, n: usize) -> Result<&[u8], Damaged>;
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Damaged> {
-        let end = self
-            .at
-            .checked_add(n)
-            .filter(|&e| e <= self.bytes.len())
-            .ok_or_else(|| {
-                Damaged(format!(
-                    "the file ends early (at byte {})",
-                    self.bytes.len()
-                ))
-            })?;
-        let s = &self.bytes[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
+    /// Bytes not read yet.
+    fn left(&self) -> usize;
+
+    /// The next `n` bytes, in pieces whose lengths are multiples of `unit` (`n` is one).
+    fn pieces(&mut self, n: usize, unit: usize, f: &mut dyn FnMut(&[u8])) -> Result<(), Damaged>;
 
     fn u32(&mut self) -> Result<u32, Damaged> {
         Ok(u32::from_le_bytes(
@@ -614,57 +647,230 @@ impl<'a> Reader<'a> {
         let n = self.u64()?;
         usize::try_from(n)
             .ok()
-            .filter(|&n| n <= self.bytes.len())
+            .filter(|&n| n <= self.left())
             .ok_or_else(|| Damaged(format!("a length of {n} is past the end of the file")))
+    }
+
+    /// A number that is not a length in this file (an offset into a rule file).
+    fn index(&mut self) -> Result<usize, Damaged> {
+        let n = self.u64()?;
+        usize::try_from(n).map_err(|_| Damaged(format!("an offset of {n} does not fit in memory")))
+    }
+
+    /// `n` units of `unit` bytes, each decoded by `f`.
+    fn list<T>(
+        &mut self,
+        n: usize,
+        unit: usize,
+        f: impl Fn(&[u8]) -> T,
+    ) -> Result<Vec<T>, Damaged> {
+        let bytes = n
+            .checked_mul(unit)
+            .filter(|&b| b <= self.left())
+            .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
+        let mut out = Vec::with_capacity(n);
+        self.pieces(bytes, unit, &mut |piece| {
+            out.extend(piece.chunks_exact(unit).map(&f));
+        })?;
+        Ok(out)
     }
 
     fn blob(&mut self) -> Result<Vec<u8>, Damaged> {
         let n = self.len()?;
-        Ok(self.take(n)?.to_vec())
+        let mut out = Vec::with_capacity(n);
+        self.pieces(n, 1, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
     }
 
     fn string(&mut self) -> Result<String, Damaged> {
-        let n = self.len()?;
-        String::from_utf8(self.take(n)?.to_vec())
-            .map_err(|_| Damaged("a text is not UTF-8".to_owned()))
+        String::from_utf8(self.blob()?).map_err(|_| Damaged("a text is not UTF-8".to_owned()))
     }
 
     fn u64s(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        let raw = self.take(
-            n.checked_mul(8)
-                .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-        )?;
-        Ok(raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect())
+        self.list(n, 8, |c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
     }
 
     fn u32s(&mut self, n: usize) -> Result<Vec<u32>, Damaged> {
-        let raw = self.take(
-            n.checked_mul(4)
-                .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-        )?;
-        Ok(raw
-            .par_chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect())
+        self.list(n, 4, |c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
     }
 
     fn triples(&mut self, n: usize) -> Result<Vec<[TermId; 3]>, Damaged> {
-        let raw = self.take(
-            n.checked_mul(12)
-                .ok_or_else(|| Damaged("a list is too long".to_owned()))?,
-        )?;
-        Ok(raw
-            .par_chunks_exact(12)
-            .map(|c| {
-                let id =
-                    |k: usize| TermId(u32::from_le_bytes(c[k..k + 4].try_into().expect("4 bytes")));
-                [id(0), id(4), id(8)]
+        self.list(n, 12, |c| {
+            let id =
+                |k: usize| TermId(u32::from_le_bytes(c[k..k + 4].try_into().expect("4 bytes")));
+            [id(0), id(4), id(8)]
+        })
+    }
+
+    fn quads(&mut self, n: usize) -> Result<Vec<Quad>, Damaged> {
+        self.list(n, 16, |c| {
+            std::array::from_fn(|k| {
+                TermId(u32::from_le_bytes(
+                    c[4 * k..4 * k + 4].try_into().expect("4 bytes"),
+                ))
             })
-            .collect())
+        })
+    }
+}
+
+/// Bytes in memory.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Source for Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Damaged> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| {
+                Damaged(format!(
+                    "the file ends early (at byte {})",
+                    self.bytes.len()
+                ))
+            })?;
+        let s = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn left(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    fn pieces(&mut self, n: usize, _unit: usize, f: &mut dyn FnMut(&[u8])) -> Result<(), Damaged> {
+        f(self.take(n)?);
+        Ok(())
+    }
+}
+
+/// Bytes of a file of a known length, read in order through one buffer and checksummed (CRC-32) as they come.
+struct Stream<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// The buffered bytes not handed out yet: `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// Bytes of the file not handed out yet.
+    left: usize,
+    crc: crc32fast::Hasher,
+    /// Bytes read from the file.
+    read: u64,
+    /// Why reading stopped early, if it did.
+    failed: Option<std::io::Error>,
+}
+
+/// The stream's buffer: a multiple of every unit a list uses (1, 4, 8, 12, 16 bytes).
+const STREAM_BUFFER: usize = 48 << 15;
+
+impl<R: std::io::Read> Stream<R> {
+    /// A stream of `len` bytes through a buffer of `buffer` bytes (a multiple of 48).
+    fn new(inner: R, len: u64, buffer: usize) -> Self {
+        debug_assert!(buffer > 0 && buffer % 48 == 0);
+        Self {
+            inner,
+            buf: vec![0; buffer],
+            start: 0,
+            end: 0,
+            left: usize::try_from(len).unwrap_or(usize::MAX),
+            crc: crc32fast::Hasher::new(),
+            read: 0,
+            failed: None,
+        }
+    }
+
+    /// Reads until `n` bytes are buffered (or the file ends: `false`).
+    fn fill(&mut self, n: usize) -> bool {
+        if self.end - self.start >= n {
+            return true;
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        if self.buf.len() < n {
+            self.buf.resize(n, 0);
+        }
+        while self.end < n {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => return false,
+                Ok(k) => {
+                    self.crc.update(&self.buf[self.end..self.end + k]);
+                    self.read += k as u64;
+                    self.end += k;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn ended(&self) -> Damaged {
+        match &self.failed {
+            Some(e) => Damaged(format!("reading it failed: {e}")),
+            None => Damaged(format!("the file ends early (at byte {})", self.read)),
+        }
+    }
+
+    /// Reads the rest of the file: its length and CRC-32 as read, or why reading failed.
+    fn finish(mut self) -> Result<(u64, u32), std::io::Error> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        self.start = 0;
+        self.end = 0;
+        while self.fill(self.buf.len()) {
+            self.end = 0;
+        }
+        match self.failed {
+            Some(e) => Err(e),
+            None => Ok((self.read, self.crc.finalize())),
+        }
+    }
+}
+
+impl<R: std::io::Read> Source for Stream<R> {
+    fn take(&mut self, n: usize) -> Result<&[u8], Damaged> {
+        if n > self.left || !self.fill(n) {
+            return Err(self.ended());
+        }
+        let s = &self.buf[self.start..self.start + n];
+        self.start += n;
+        self.left -= n;
+        Ok(s)
+    }
+
+    fn left(&self) -> usize {
+        self.left
+    }
+
+    fn pieces(
+        &mut self,
+        mut n: usize,
+        unit: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), Damaged> {
+        if n > self.left {
+            return Err(self.ended());
+        }
+        let most = (self.buf.len() / unit).max(1) * unit;
+        while n > 0 {
+            let want = n.min(most);
+            if !self.fill(want) {
+                return Err(self.ended());
+            }
+            f(&self.buf[self.start..self.start + want]);
+            self.start += want;
+            self.left -= want;
+            n -= want;
+        }
+        Ok(())
     }
 }
 
@@ -740,6 +946,52 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_streamed_through_a_small_buffer_decodes_as_in_memory_with_its_length_and_checksum()
+     {
+        let mut store = store();
+        let mut overlay = Overlay::new();
+        let q = store.dict.intern_iri("http://e/q");
+        let a = store.dict.lookup_iri("http://e/a").unwrap();
+        overlay.add(TermId::DEFAULT_GRAPH, vec![[a, q, a]]);
+        // A rule far into a large rule file: its offset is past the snapshot's own length.
+        let mut rules = rules();
+        rules[0].origin = Origin::File {
+            path: "rules.rq".into(),
+            offset: 1 << 33,
+            prologue: 1 << 20,
+        };
+        let bytes = encode(&store, &overlay, &rules);
+        let len = bytes.len() as u64;
+        let whole = decode(&bytes, &[]).unwrap();
+        assert_eq!(whole.rules[0].origin, rules[0].origin);
+        // Buffers smaller than one list, than one string, and larger than the file.
+        for buffer in [48, 96, 480, 48 * 1024] {
+            let streamed = stream_through(&bytes[..], len, buffer).unwrap();
+            assert_eq!(streamed.bytes, len, "buffer {buffer}");
+            assert_eq!(streamed.crc32, crc32fast::hash(&bytes), "buffer {buffer}");
+            let back = streamed.decode(&[]).unwrap();
+            assert_eq!(back.store.dict.to_parts(), whole.store.dict.to_parts());
+            assert_eq!(back.store.prefixes, whole.store.prefixes);
+            assert_eq!(
+                encode(&back.store, &back.overlay, &back.rules),
+                bytes,
+                "buffer {buffer}"
+            );
+        }
+        // Cut short: what was read is counted, and it does not decode.
+        let streamed = stream_through(&bytes[..bytes.len() - 5], len, 96).unwrap();
+        assert_eq!(streamed.bytes, len - 5);
+        let e = streamed.decode(&[]).err().unwrap();
+        assert!(e.0.contains("ends early"), "{e:?}");
+        // Longer than the manifest says: the extra bytes are read and counted, and refused.
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(b"tail");
+        let streamed = stream_through(&longer[..], len, 96).unwrap();
+        assert_eq!(streamed.bytes, len + 4);
+        assert_eq!(streamed.crc32, crc32fast::hash(&longer));
+    }
+
+    #[test]
     fn a_damaged_snapshot_is_refused_not_misread() {
         let bytes = encode(&store(), &Overlay::new(), &rules());
         assert!(decode(&bytes[..bytes.len() - 3], &[]).is_err());
@@ -770,6 +1022,9 @@ mod tests {
         ];
         let bytes = encode_lines(&tables);
         assert_eq!(decode_lines(&bytes, TermId(4)).unwrap(), tables);
+        let (streamed, len, crc) = stream_lines(&bytes[..], bytes.len() as u64, TermId(4)).unwrap();
+        assert_eq!(streamed.unwrap(), tables);
+        assert_eq!((len, crc), (bytes.len() as u64, crc32fast::hash(&bytes)));
         // A quad naming a term past the dictionary, a cut file, bytes after the end, another file.
         assert!(decode_lines(&bytes, TermId(3)).is_err());
         assert!(decode_lines(&bytes[..bytes.len() - 1], TermId(4)).is_err());

@@ -10,6 +10,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 use oxrdf::{BlankNode, GraphName, Literal, NamedNode, NamedOrBlankNode, Term};
+use rayon::prelude::*;
 
 use super::term::{Direction, Iri, LiteralKind, TermId, TermRef, Triple, well_known};
 
@@ -112,11 +113,15 @@ impl Interner {
         if !starts.is_sorted() || starts.last().is_some_and(|&s| s as usize > bytes.len()) {
             return None;
         }
+        let n = u32::try_from(starts.len()).ok()?;
         let hasher = DefaultHashBuilder::default();
+        // Hashed in parallel, inserted in order.
+        let hashes: Vec<u64> = (0..n)
+            .into_par_iter()
+            .map(|i| hasher.hash_one(entry(&bytes, &starts, i)))
+            .collect();
         let mut table = HashTable::with_capacity(starts.len());
-        for i in 0..starts.len() {
-            let i = u32::try_from(i).ok()?;
-            let hash = hasher.hash_one(entry(&bytes, &starts, i));
+        for (i, hash) in (0..n).zip(hashes) {
             table.insert_unique(hash, i, |&j| hasher.hash_one(entry(&bytes, &starts, j)));
         }
         Some(Self {
@@ -308,7 +313,7 @@ impl Dictionary {
     fn is_well_formed(&self) -> bool {
         let ids = self.base..self.end().0;
         let namespaces = self.namespaces.len() as u32;
-        (0..self.terms.len() as u32).all(|i| {
+        (0..self.terms.len() as u32).into_par_iter().all(|i| {
             let bytes = self.terms.entry(i);
             let Some((&tag, rest)) = bytes.split_first() else {
                 return false;
@@ -583,7 +588,6 @@ impl Dictionary {
         n: usize,
         key: impl Fn(usize, bool, &mut Vec<u8>) -> bool + Sync,
     ) -> Vec<TermId> {
-        use rayon::prelude::*;
         /// Terms looked up at a time (what is held per term until it is interned stays small).
         const CHUNK: usize = 1 << 16;
         let mut ids = Vec::with_capacity(n);
