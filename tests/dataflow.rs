@@ -233,6 +233,28 @@ fn main() {
         }
         Ok(())
     }));
+    // Cases written for the dataflow engine must run on it, not pass by being refused.
+    trials.push(Trial::test(
+        "cases_named_dataflow_run_with_identical_output_in_every_layout",
+        || {
+            let ours: Vec<(String, PathBuf)> = cases()
+                .into_iter()
+                .filter(|(name, _)| name.starts_with("dataflow-"))
+                .collect();
+            if ours.is_empty() {
+                return Err("no fixtures/materialize/dataflow-* case".into());
+            }
+            for (name, dir) in ours {
+                for layout in [Layout::Workers(1), Layout::Workers(2), Layout::TwoProcesses] {
+                    let outcome = run(&dir, layout)?;
+                    if outcome != Outcome::Same {
+                        return Err(format!("{name} {layout:?}: {outcome:?}, not Same").into());
+                    }
+                }
+            }
+            Ok(())
+        },
+    ));
     cluster_trials(&mut trials);
     libtest_mimic::run(&args, trials).exit();
 }

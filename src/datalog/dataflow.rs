@@ -14,12 +14,13 @@
 //! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
 //! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
 //! on the shared variables, UNION a `concat`, VALUES a constant collection, a subquery's projection a `map`,
-//! DISTINCT a `distinct`. A row is a `Vec<u32>` as wide as the rule's variables, `u32::MAX` where unbound.
+//! DISTINCT a `distinct`, a property path the pairs it relates (closures iterated: [`path`]). A row is a
+//! `Vec<u32>` as wide as the rule's variables, `u32::MAX` where unbound.
 //!
 //! Terms: the workers are threads of one process and share the loaded dictionary read-only, so every worker
 //! numbers terms alike and the output is the in-memory engine's, byte for byte. What would need a new term
 //! (BIND of a computed value, blank nodes or triple terms in heads, minted reifiers) or is not lowered yet
-//! (OPTIONAL, MINUS, property paths, GRAPH ?g over the dataset's names, ORDER BY / LIMIT, aggregates) is
+//! (OPTIONAL, MINUS, GRAPH ?g over the dataset's names or around a path, ORDER BY / LIMIT, aggregates) is
 //! rejected up front by [`check`], never run by another engine in its place.
 
 use std::cell::RefCell;
@@ -53,6 +54,7 @@ use crate::store::{Overlay, Store, TermId, TermRef, TermSource};
 use super::Program;
 
 mod cluster;
+mod path;
 pub use cluster::{Cluster, WAIT};
 
 /// A solution row: one cell per variable of the rule, [`UNBOUND`] where unbound.
@@ -237,9 +239,24 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
                 found.push("a triple term in a triple pattern");
             }
         }
-        Op::Path { .. } => {
-            found.push("a property path (a closure, an alternative or a negated set)")
+        Op::Path {
+            subject,
+            object,
+            graph,
+            ..
+        } => {
+            if matches!(graph, GraphTerm::Var(_)) {
+                found.push("a property path inside GRAPH ?g");
+            }
+            if [subject, object]
+                .iter()
+                .any(|t| matches!(t, PatternTerm::Triple(_)))
+            {
+                found.push("a triple term at a property path's end");
+            }
         }
+        // `GRAPH <g> { … }`: whether that graph has facts; `GRAPH ?g` ranges over the dataset's names.
+        Op::GraphName(GraphTerm::Named(_)) => {}
         Op::GraphName(_) => found.push("GRAPH over the dataset's graph names"),
         Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| check_op(o, found)),
         Op::LeftJoin { .. } => found.push("OPTIONAL"),
@@ -455,8 +472,21 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 })
             }
             Op::Distinct(input) | Op::Reduced(input) => self.rows(input, width).distinct(),
-            Op::Path { .. }
-            | Op::GraphName(_)
+            Op::Path {
+                subject,
+                path,
+                object,
+                graph,
+            } => self.path_rows((subject, path, object), graph, width),
+            // One empty row if the graph has facts (is in the dataset), as the executor's `graphs` finds.
+            Op::GraphName(GraphTerm::Named(n)) => {
+                let n = n.0;
+                (self.facts.clone())
+                    .flat_map(move |q| (q[0] == n).then_some(()))
+                    .distinct()
+                    .map(move |()| vec![UNBOUND; width])
+            }
+            Op::GraphName(_)
             | Op::LeftJoin { .. }
             | Op::Minus { .. }
             | Op::OrderBy { .. }

@@ -145,10 +145,7 @@ fn reach_bound(
     out: &mut Vec<TermId>,
 ) -> Result<(), ExecError> {
     reach(cx, g, path, node, forward, out)?;
-    if from_var
-        && matches!(path, PathExpr::ZeroOrMore(_) | PathExpr::ZeroOrOne(_))
-        && !in_graph(cx, g, node)
-    {
+    if from_var && nullable(path) && !in_graph(cx, g, node) {
         out.retain(|n| *n != node);
     }
     Ok(())
@@ -339,6 +336,18 @@ pub fn pairs(
     Ok(())
 }
 
+/// Whether a path relates every term to itself (a zero-length step): `e*`, `e?`, an alternative with a nullable
+/// branch, a sequence of nullable steps, the reverse of a nullable path.
+pub fn nullable(path: &PathExpr) -> bool {
+    match path {
+        PathExpr::ZeroOrMore(_) | PathExpr::ZeroOrOne(_) => true,
+        PathExpr::Link(_) | PathExpr::Negated(_) => false,
+        PathExpr::OneOrMore(e) | PathExpr::Reverse(e) => nullable(e),
+        PathExpr::Alternative(a, b) => nullable(a) || nullable(b),
+        PathExpr::Sequence(a, b) => nullable(a) && nullable(b),
+    }
+}
+
 fn is_closure(path: &PathExpr) -> bool {
     matches!(
         path,
@@ -349,4 +358,27 @@ fn is_closure(path: &PathExpr) -> bool {
 /// Whether a term can continue a path (IRIs and blank nodes; literals and triple terms end it).
 pub fn is_node(terms: &(impl TermSource + ?Sized), id: TermId) -> bool {
     matches!(terms.term(id), TermRef::Iri(_) | TermRef::Blank(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_nullable_when_it_can_take_no_step() {
+        let p = || Box::new(PathExpr::Link(TermId(7)));
+        let star = || Box::new(PathExpr::ZeroOrMore(p()));
+        let opt = || Box::new(PathExpr::ZeroOrOne(p()));
+        assert!(!nullable(&PathExpr::Link(TermId(7))));
+        assert!(!nullable(&PathExpr::Negated(vec![TermId(7)])));
+        assert!(nullable(&star()));
+        assert!(nullable(&opt()));
+        assert!(!nullable(&PathExpr::OneOrMore(p())));
+        assert!(nullable(&PathExpr::OneOrMore(opt())));
+        assert!(nullable(&PathExpr::Reverse(star())));
+        assert!(nullable(&PathExpr::Alternative(p(), opt())));
+        assert!(!nullable(&PathExpr::Alternative(p(), p())));
+        assert!(nullable(&PathExpr::Sequence(star(), opt())));
+        assert!(!nullable(&PathExpr::Sequence(star(), p())));
+    }
 }
