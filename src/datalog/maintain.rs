@@ -611,10 +611,15 @@ fn equivalence(
     }
     let mut nodes: Vec<TermId> = class_of.keys().copied().collect();
     nodes.sort_unstable();
-    let index = |id: TermId| nodes.binary_search(&id).ok().map(|i| i as u32);
+    let slots: hashbrown::HashMap<TermId, u32> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (n, i as u32))
+        .collect();
+    let index = |id: TermId| slots.get(&id).copied();
     // The links that hold without the group: asserted now, and derived by the other rules with a subject in A.
     gone.sync_for(&reads_of(program, others.iter().copied()));
-    let mut links: Vec<Triple> = View::new(&store.quads, &Overlay::new())
+    let links: Vec<Triple> = View::new(&store.quads, &Overlay::new())
         .scan(g0, &[None, Some(r), None])
         .filter(|t| class_of.contains_key(&t[0]))
         .collect();
@@ -646,22 +651,19 @@ fn equivalence(
         }
     }
     let outs = run_whole(program, &seeded, store, &gone.now, (options, cancel))?;
-    links.extend(
-        facts(outs, store.dict.end())
-            .filter(|q| q[0] == g0 && q[2] == r && class_of.contains_key(&q[1]))
-            .map(|[_, s, p, o]| [s, p, o]),
-    );
+    let derived = facts(outs, store.dict.end())
+        .filter(|q| q[0] == g0 && q[2] == r)
+        .map(|[_, s, p, o]| [s, p, o]);
     let mut sets = super::closure::UnionFind::new(nodes.len());
     let mut ends: HashSet<(u32, TermId)> = HashSet::new();
     let mut literal_ends: Vec<(u32, TermId)> = Vec::new();
-    for &[s, _, o] in &links {
+    // Every member of A is a node: an end found among them needs no look at its term.
+    for [s, _, o] in links.into_iter().chain(derived) {
         let Some(i) = index(s) else { continue };
-        if is_node(o) {
-            if let Some(j) = index(o) {
-                sets.union(i, j);
-            }
-        } else {
-            literal_ends.push((i, o));
+        match index(o) {
+            Some(j) => sets.union(i, j),
+            None if !is_node(o) => literal_ends.push((i, o)),
+            None => {}
         }
     }
     for (i, o) in literal_ends {
