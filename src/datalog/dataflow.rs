@@ -968,8 +968,13 @@ mod tests {
         };
         let program = Program::new(vec![
             rule(
+                "closure",
+                "CONSTRUCT { ?x :q ?y } WHERE { ?x (:p|^:r)+ ?y }",
+                &mut store,
+            ),
+            rule(
                 "path",
-                "CONSTRUCT { ?x :q ?y } WHERE { ?x :p+ ?y }",
+                "CONSTRUCT { ?x :q ?y } WHERE { GRAPH ?g { ?x :p+ ?y } }",
                 &mut store,
             ),
             rule(
@@ -990,10 +995,8 @@ mod tests {
         assert_eq!(
             found,
             vec![
-                (
-                    "path".to_owned(),
-                    "a property path (a closure, an alternative or a negated set)"
-                ),
+                ("path".to_owned(), "GRAPH over the dataset's graph names"),
+                ("path".to_owned(), "a property path inside GRAPH ?g"),
                 (
                     "bind".to_owned(),
                     "BIND of a computed value (it may need a new term)"
