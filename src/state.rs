@@ -432,7 +432,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Whether `dir` holds a state (a manifest that says so).
 fn is_state(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join(MANIFEST))
+    read_text(&dir.join(MANIFEST))
         .ok()
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())
         .is_some_and(|v| v.get("format").and_then(Value::as_str) == Some("reasonctl-state"))
@@ -618,8 +618,8 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
         dir: name.clone(),
         what,
     };
-    let text = std::fs::read_to_string(dir.join(MANIFEST))
-        .map_err(|_| StateError::Missing { dir: name.clone() })?;
+    let text =
+        read_text(&dir.join(MANIFEST)).map_err(|_| StateError::Missing { dir: name.clone() })?;
     let v: Value = serde_json::from_str(&text).map_err(|e| corrupt(format!("{MANIFEST}: {e}")))?;
     if v.get("format").and_then(Value::as_str) != Some("reasonctl-state") {
         return Err(StateError::Missing { dir: name });
@@ -654,7 +654,7 @@ pub fn open_lines(
     terms: crate::store::TermId,
 ) -> Option<Vec<Option<LineTable>>> {
     let f = manifest.lines.as_ref()?;
-    let file = std::fs::File::open(dir.join(&f.file)).ok()?;
+    let file = open_regular(&dir.join(&f.file)).ok()?;
     let len = file.metadata().ok()?.len();
     if len != f.bytes {
         return None;
@@ -664,6 +664,25 @@ pub fn open_lines(
         return None;
     }
     tables.ok()
+}
+
+/// A state's file opened for reading, if it is a regular file (looked at before opening: a FIFO put in its
+/// place would block the open).
+fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    std::fs::File::open(path)
+}
+
+/// A state's text file, if it is a regular file.
+fn read_text(path: &Path) -> io::Result<String> {
+    let mut text = String::new();
+    io::Read::read_to_string(&mut open_regular(path)?, &mut text)?;
+    Ok(text)
 }
 
 /// The CRC-32 of a file's bytes, computed by pieces in parallel and combined (the same value as one pass).
@@ -703,8 +722,7 @@ pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateErro
         .split_first()
         .ok_or_else(|| corrupt(format!("{MANIFEST} lists no snapshot")))?;
     let unreadable = |file: &str, e: io::Error| corrupt(format!("{file}: {e}"));
-    let file =
-        std::fs::File::open(dir.join(&first.file)).map_err(|e| unreadable(&first.file, e))?;
+    let file = open_regular(&dir.join(&first.file)).map_err(|e| unreadable(&first.file, e))?;
     let len = file
         .metadata()
         .map_err(|e| unreadable(&first.file, e))?
@@ -724,7 +742,10 @@ pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateErro
     }
     let mut deltas: Vec<Vec<u8>> = Vec::with_capacity(rest.len());
     for f in rest {
-        let bytes = std::fs::read(dir.join(&f.file)).map_err(|e| unreadable(&f.file, e))?;
+        let mut bytes = Vec::new();
+        open_regular(&dir.join(&f.file))
+            .and_then(|mut file| io::Read::read_to_end(&mut file, &mut bytes))
+            .map_err(|e| unreadable(&f.file, e))?;
         if bytes.len() as u64 != f.bytes {
             return Err(damaged_length(&f.file, bytes.len() as u64, f.bytes));
         }

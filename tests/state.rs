@@ -281,6 +281,43 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
         assert_eq!(fs::read(&snapshot).unwrap(), damaged, "nothing changed");
     }
     fs::write(&snapshot, &bytes).unwrap();
+    // A FIFO in the snapshot's place is refused, not waited on (opening it would block).
+    #[cfg(unix)]
+    {
+        fs::remove_file(&snapshot).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&snapshot)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let out = run(dir.path(), &q);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not a regular file"),
+            "{}",
+            stderr(&out)
+        );
+        fs::remove_file(&snapshot).unwrap();
+        fs::write(&snapshot, &bytes).unwrap();
+        // And in the manifest's: no state there.
+        let manifest = dir.path().join("st/manifest.json");
+        let text = fs::read(&manifest).unwrap();
+        fs::remove_file(&manifest).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&manifest)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let out = run(dir.path(), &q);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::state::missing"),
+            "{}",
+            stderr(&out)
+        );
+        fs::remove_file(&manifest).unwrap();
+        fs::write(&manifest, text).unwrap();
+    }
     let manifest = dir.path().join("st/manifest.json");
     let text = fs::read_to_string(&manifest).unwrap();
     fs::write(
