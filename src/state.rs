@@ -1,5 +1,5 @@
 //! This module defines a saved materialization (a state): a folder holding a manifest — what went in: each
-//! input file's hash, the program's, the options that change results — and a snapshot ([`format`]) of the
+//! input file's hash, the program's, the options that change results — and a snapshot ([`mod@format`]) of the
 //! dictionary, the asserted and derived quads and the program's rules, followed by the deltas of the runs that
 //! maintained it since (what each changed). It is written beside the folder and swapped into place whole (a
 //! delta's folder hard-links the files it keeps), and opened without the data or the rule files.
@@ -442,7 +442,7 @@ fn is_state(dir: &Path) -> bool {
 /// previous state stays whole and readable until the new one is. A folder that is not a state is not replaced.
 /// With `delta` (what this run changed in the state opened from `Files`), the new folder keeps the previous
 /// files (hard links) and adds the delta, unless the state changed since it was opened, the deltas would
-/// outweigh half the snapshot or number more than [`MAX_DELTAS`], or the file system cannot link: then the
+/// outweigh half the snapshot or number more than `MAX_DELTAS`, or the file system cannot link: then the
 /// whole snapshot is written. The data files' line tables, when given, are written whole. Whether a delta was
 /// written.
 pub fn save(

@@ -14,7 +14,7 @@
 //! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
 //! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
 //! on the shared variables, UNION a `concat`, VALUES a constant collection, a subquery's projection a `map`,
-//! DISTINCT a `distinct`, a property path the pairs it relates (closures iterated: [`path`]). A row is a
+//! DISTINCT a `distinct`, a property path the pairs it relates (closures iterated, in `dataflow/path.rs`). A row is a
 //! `Vec<u32>` as wide as the rule's variables, `u32::MAX` where unbound.
 //!
 //! Terms: the workers are threads of one process and share the loaded dictionary read-only, so every worker

@@ -239,7 +239,7 @@ pub enum Mode {
 
 /// The derived facts for the asserted facts now in `store`, given `old`, the facts derived over `old_asserted`
 /// by this program under these options; `store`'s dictionary is the one `old` and `old_asserted` use, extended
-/// by the new data. Maintained by DRed, except the rules [`reevaluated_rules`] picks, which are evaluated again
+/// by the new data. Maintained by DRed, except the rules `reevaluated_rules` picks, which are evaluated again
 /// over the maintained facts of the others. Derived again from scratch (and [`Mode`] says why) under another
 /// schedule, when a rule calls a volatile function, or when every rule would be evaluated again.
 pub fn update(

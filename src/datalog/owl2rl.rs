@@ -351,7 +351,7 @@ fn lists(store: &Store, predicate: &str) -> (Vec<usize>, Vec<TermId>) {
     (lengths, long)
 }
 
-/// What the list rules do not read: one line per list longer than [`MAX_LIST`] members (or cyclic).
+/// What the list rules do not read: one line per list longer than `MAX_LIST` members (or cyclic).
 pub fn unread_lists(store: &Store) -> Vec<String> {
     let rules = [
         ("intersectionOf", "cls-int1"),

@@ -156,7 +156,7 @@ pub mod well_known {
 
     macro_rules! well_known {
         ($($name:ident = $id:literal : $iri:literal,)*) => {
-            $(#[doc = $iri] pub const $name: TermId = TermId($id);)*
+            $(#[doc = concat!("`", $iri, "`")] pub const $name: TermId = TermId($id);)*
             /// Every well-known IRI with its id, in id order.
             pub const ALL: &[(TermId, &str)] = &[$((TermId($id), $iri),)*];
         };

@@ -180,7 +180,7 @@ pub fn too_deep(text: &str) -> Option<usize> {
 }
 
 /// What a SPARQL syntax error means when spargebra's message does not say (an undeclared prefix reads as
-/// "expected ENCODE_FOR_URI", an empty text as "expected [_]"): what is wrong, the fix, and where.
+/// "expected ENCODE_FOR_URI", an empty text as "expected \[_\]"): what is wrong, the fix, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hint {
     /// What is wrong.
