@@ -281,42 +281,26 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
         assert_eq!(fs::read(&snapshot).unwrap(), damaged, "nothing changed");
     }
     fs::write(&snapshot, &bytes).unwrap();
-    // A FIFO in the snapshot's place is refused, not waited on (opening it would block).
+    // A FIFO in the snapshot's place is refused, not waited on (opening it would block); in the manifest's,
+    // there is no state.
     #[cfg(unix)]
-    {
-        fs::remove_file(&snapshot).unwrap();
+    for (file, says) in [
+        ("st/snapshot.bin", "not a regular file"),
+        ("st/manifest.json", "reasonctl::state::missing"),
+    ] {
+        let path = dir.path().join(file);
+        let kept = fs::read(&path).unwrap();
+        fs::remove_file(&path).unwrap();
         let made = std::process::Command::new("mkfifo")
-            .arg(&snapshot)
+            .arg(&path)
             .status()
             .unwrap();
         assert!(made.success());
         let out = run(dir.path(), &q);
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("not a regular file"),
-            "{}",
-            stderr(&out)
-        );
-        fs::remove_file(&snapshot).unwrap();
-        fs::write(&snapshot, &bytes).unwrap();
-        // And in the manifest's: no state there.
-        let manifest = dir.path().join("st/manifest.json");
-        let text = fs::read(&manifest).unwrap();
-        fs::remove_file(&manifest).unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(&manifest)
-            .status()
-            .unwrap();
-        assert!(made.success());
-        let out = run(dir.path(), &q);
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("reasonctl::state::missing"),
-            "{}",
-            stderr(&out)
-        );
-        fs::remove_file(&manifest).unwrap();
-        fs::write(&manifest, text).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{file}: {}", stderr(&out));
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, kept).unwrap();
     }
     let manifest = dir.path().join("st/manifest.json");
     let text = fs::read_to_string(&manifest).unwrap();

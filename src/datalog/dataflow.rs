@@ -539,48 +539,32 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
 /// The row of a triple pattern over one quad, if it matches.
 fn match_pattern(tp: &TriplePattern, [g, s, p, o]: Q, width: usize) -> Option<Row> {
     let mut row = vec![UNBOUND; width];
-    let bind = |v: VarId, value: u32, row: &mut Row| -> bool {
-        let cell = &mut row[v.index()];
-        if *cell == UNBOUND {
-            *cell = value;
-            true
-        } else {
-            *cell == value
-        }
+    let graph_ok = match tp.graph {
+        GraphTerm::Default => g == TermId::DEFAULT_GRAPH.0,
+        GraphTerm::Named(n) => g == n.0,
+        GraphTerm::Var(v) => g != TermId::DEFAULT_GRAPH.0 && bind_var(v, g, &mut row),
     };
-    match tp.graph {
-        GraphTerm::Default => {
-            if g != TermId::DEFAULT_GRAPH.0 {
-                return None;
-            }
-        }
-        GraphTerm::Named(n) => {
-            if g != n.0 {
-                return None;
-            }
-        }
-        GraphTerm::Var(v) => {
-            if g == TermId::DEFAULT_GRAPH.0 || !bind(v, g, &mut row) {
-                return None;
-            }
-        }
+    (graph_ok && (tp.terms.iter().zip([s, p, o])).all(|(t, value)| bind_term(t, value, &mut row)))
+        .then_some(row)
+}
+
+/// Binds `v` to `value` in `row`, or checks that it is bound to it.
+fn bind_var(v: VarId, value: u32, row: &mut Row) -> bool {
+    let cell = &mut row[v.index()];
+    if *cell == UNBOUND {
+        *cell = value;
     }
-    for (t, value) in tp.terms.iter().zip([s, p, o]) {
-        match t {
-            PatternTerm::Const(c) => {
-                if c.0 != value {
-                    return None;
-                }
-            }
-            PatternTerm::Var(v) => {
-                if !bind(*v, value, &mut row) {
-                    return None;
-                }
-            }
-            PatternTerm::Triple(_) => return None,
-        }
+    *cell == value
+}
+
+/// Matches a pattern's term against `value`: a constant must be it, a variable takes it (or must agree); a
+/// triple term matches nothing here (`check` refuses it).
+fn bind_term(t: &PatternTerm, value: u32, row: &mut Row) -> bool {
+    match t {
+        PatternTerm::Const(c) => c.0 == value,
+        PatternTerm::Var(v) => bind_var(*v, value, row),
+        PatternTerm::Triple(_) => false,
     }
-    Some(row)
 }
 
 fn key(row: &[u32], vars: &[VarId]) -> Vec<u32> {

@@ -468,14 +468,25 @@ pub fn stream(file: impl std::io::Read, len: u64) -> std::io::Result<Streamed> {
 }
 
 fn stream_through(file: impl std::io::Read, len: u64, buffer: usize) -> std::io::Result<Streamed> {
-    let mut source = Stream::new(file, len, buffer);
-    let parts = Parts::read(&mut source);
-    let (bytes, crc32) = source.finish()?;
+    let (parts, bytes, crc32) = read_through(file, (len, buffer), Parts::read)?;
     Ok(Streamed {
         parts,
         bytes,
         crc32,
     })
+}
+
+/// What `read` decodes from a file of `len` bytes streamed through a buffer of `buffer` bytes, and the file's
+/// length and CRC-32 as read (to the end, past what `read` took).
+fn read_through<R: std::io::Read, T>(
+    file: R,
+    (len, buffer): (u64, usize),
+    read: impl FnOnce(&mut Stream<R>) -> Result<T, Damaged>,
+) -> std::io::Result<(Result<T, Damaged>, u64, u32)> {
+    let mut source = Stream::new(file, len, buffer);
+    let decoded = read(&mut source);
+    let (bytes, crc32) = source.finish()?;
+    Ok((decoded, bytes, crc32))
 }
 
 impl Streamed {
@@ -528,10 +539,7 @@ pub fn stream_lines(
     len: u64,
     terms: TermId,
 ) -> std::io::Result<(Result<LineTables, Damaged>, u64, u32)> {
-    let mut source = Stream::new(file, len, STREAM_BUFFER);
-    let tables = read_lines(&mut source, terms);
-    let (bytes, crc32) = source.finish()?;
-    Ok((tables, bytes, crc32))
+    read_through(file, (len, STREAM_BUFFER), |r| read_lines(r, terms))
 }
 
 /// The line tables of a state's data files, in the files' order (`None`: a file without one).
@@ -696,22 +704,21 @@ trait Source {
     }
 
     fn triples(&mut self, n: usize) -> Result<Vec<[TermId; 3]>, Damaged> {
-        self.list(n, 12, |c| {
-            let id =
-                |k: usize| TermId(u32::from_le_bytes(c[k..k + 4].try_into().expect("4 bytes")));
-            [id(0), id(4), id(8)]
-        })
+        self.list(n, 12, ids)
     }
 
     fn quads(&mut self, n: usize) -> Result<Vec<Quad>, Damaged> {
-        self.list(n, 16, |c| {
-            std::array::from_fn(|k| {
-                TermId(u32::from_le_bytes(
-                    c[4 * k..4 * k + 4].try_into().expect("4 bytes"),
-                ))
-            })
-        })
+        self.list(n, 16, ids)
     }
+}
+
+/// `N` little-endian term ids, back to back.
+fn ids<const N: usize>(bytes: &[u8]) -> [TermId; N] {
+    std::array::from_fn(|k| {
+        TermId(u32::from_le_bytes(
+            bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"),
+        ))
+    })
 }
 
 /// Bytes in memory.

@@ -22,10 +22,11 @@ use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::iterate::Iterate;
 use timely::progress::Timestamp;
 
+use crate::exec::path::nullable;
 use crate::ir::{GraphTerm, PathExpr, PatternTerm};
 use crate::store::TermId;
 
-use super::{Cx, Q, Row, UNBOUND};
+use super::{Cx, Q, Row, UNBOUND, bind_term};
 
 /// Pairs (start, end) a path relates.
 type Pairs<'s, T> = VecCollection<'s, T, (u32, u32), isize>;
@@ -43,8 +44,8 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             GraphTerm::Named(n) => n.0,
             GraphTerm::Var(_) => unreachable!("check rejects a path inside GRAPH ?g"),
         };
-        let (mut pairs, nullable) = self.pairs(path, g);
-        if nullable {
+        let mut pairs = self.pairs(path, g);
+        if nullable(path) {
             let identity = match (subject, object) {
                 (PatternTerm::Const(a), _) | (_, PatternTerm::Const(a)) => {
                     let a = a.0;
@@ -57,7 +58,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
         let (subject, object) = (subject.clone(), object.clone());
         pairs.distinct().flat_map(move |(x, y)| {
             let mut row = vec![UNBOUND; width];
-            (bind(&subject, x, &mut row) && bind(&object, y, &mut row)).then_some(row)
+            (bind_term(&subject, x, &mut row) && bind_term(&object, y, &mut row)).then_some(row)
         })
     }
 
@@ -66,51 +67,38 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
         self.facts.clone().filter(move |q| q[0] == g)
     }
 
-    /// The pairs `path` relates in graph `g` (a zero-length step aside), and whether it is nullable.
-    fn pairs(&self, path: &PathExpr, g: u32) -> (Pairs<'s, T>, bool) {
+    /// The pairs `path` relates in graph `g`, a zero-length step aside (see [`nullable`]).
+    fn pairs(&self, path: &PathExpr, g: u32) -> Pairs<'s, T> {
         match path {
             PathExpr::Link(p) => {
                 let p = p.0;
                 let source = self.by_predicate.get(&p).unwrap_or(&self.facts);
-                let pairs = source
+                source
                     .clone()
-                    .flat_map(move |[qg, s, qp, o]| (qg == g && qp == p).then_some((s, o)));
-                (pairs, false)
+                    .flat_map(move |[qg, s, qp, o]| (qg == g && qp == p).then_some((s, o)))
             }
             PathExpr::Negated(set) => {
                 let set: Vec<u32> = set.iter().map(|t| t.0).collect();
-                let pairs = self
-                    .in_graph(g)
-                    .flat_map(move |[_, s, p, o]| (!set.contains(&p)).then_some((s, o)));
-                (pairs, false)
+                self.in_graph(g)
+                    .flat_map(move |[_, s, p, o]| (!set.contains(&p)).then_some((s, o)))
             }
-            PathExpr::Reverse(e) => {
-                let (pairs, nullable) = self.pairs(e, g);
-                (pairs.map(|(s, o)| (o, s)), nullable)
-            }
-            PathExpr::Alternative(a, b) => {
-                let ((pa, na), (pb, nb)) = (self.pairs(a, g), self.pairs(b, g));
-                (pa.concat(pb), na || nb)
-            }
+            PathExpr::Reverse(e) => self.pairs(e, g).map(|(s, o)| (o, s)),
+            PathExpr::Alternative(a, b) => self.pairs(a, g).concat(self.pairs(b, g)),
             // P(a/b) = P(a) ∘ P(b), ∪ P(a) when b is nullable, ∪ P(b) when a is.
             PathExpr::Sequence(a, b) => {
-                let ((pa, na), (pb, nb)) = (self.pairs(a, g), self.pairs(b, g));
+                let (pa, pb) = (self.pairs(a, g), self.pairs(b, g));
                 let mut out =
                     (pa.clone().map(|(x, y)| (y, x))).join_map(pb.clone(), |_, &x, &z| (x, z));
-                if nb {
+                if nullable(b) {
                     out = out.concat(pa);
                 }
-                if na {
+                if nullable(a) {
                     out = out.concat(pb);
                 }
-                (out, na && nb)
+                out
             }
-            PathExpr::OneOrMore(e) => {
-                let (pairs, nullable) = self.pairs(e, g);
-                (closure(pairs), nullable)
-            }
-            PathExpr::ZeroOrMore(e) => (closure(self.pairs(e, g).0), true),
-            PathExpr::ZeroOrOne(e) => (self.pairs(e, g).0, true),
+            PathExpr::OneOrMore(e) | PathExpr::ZeroOrMore(e) => closure(self.pairs(e, g)),
+            PathExpr::ZeroOrOne(e) => self.pairs(e, g),
         }
     }
 }
@@ -127,19 +115,4 @@ fn closure<'s, T: Timestamp + Lattice>(base: Pairs<'s, T>) -> Pairs<'s, T> {
             .concat(step)
             .distinct()
     })
-}
-
-/// Binds a path's end to `value` in `row`: a constant must be it, a variable takes it (or must agree).
-fn bind(end: &PatternTerm, value: u32, row: &mut Row) -> bool {
-    match end {
-        PatternTerm::Const(c) => c.0 == value,
-        PatternTerm::Var(v) => {
-            let cell = &mut row[v.index()];
-            if *cell == UNBOUND {
-                *cell = value;
-            }
-            *cell == value
-        }
-        PatternTerm::Triple(_) => unreachable!("check rejects a triple term at a path's end"),
-    }
 }
