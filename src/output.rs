@@ -142,8 +142,15 @@ pub fn write_dataset(
         OutputTarget::Dir(dir) => {
             files::ensure_dir(dir).map_err(write_error(dir.clone()))?;
             let mut index = String::from("file\tgraph\n");
-            for chunk in quads.chunk_by(|a, b| a[0] == b[0]) {
-                let graph = chunk[0][0];
+            for (graph, parts) in by_graph(quads) {
+                let joined: Vec<Quad>;
+                let chunk: &[Quad] = match parts.as_slice() {
+                    [one] => one,
+                    _ => {
+                        joined = parts.concat();
+                        &joined
+                    }
+                };
                 let iri = match dict.term(graph) {
                     TermRef::Iri(iri) => Some(iri.to_string()),
                     TermRef::Blank(n) => Some(format!("_:b{n}")),
@@ -167,6 +174,21 @@ pub fn write_dataset(
                 .map_err(write_error(path))
         }
     }
+}
+
+/// The quads of each graph, in the order given, the graphs in the order they first come: a graph's quads need
+/// not be adjacent (with `--provenance`, the reifiers follow every graph's facts), and each graph is one file.
+fn by_graph(quads: &[Quad]) -> Vec<(TermId, Vec<&[Quad]>)> {
+    let mut groups: Vec<(TermId, Vec<&[Quad]>)> = Vec::new();
+    let mut at: hashbrown::HashMap<TermId, usize> = hashbrown::HashMap::new();
+    for run in quads.chunk_by(|a, b| a[0] == b[0]) {
+        let i = *at.entry(run[0][0]).or_insert_with(|| {
+            groups.push((run[0][0], Vec::new()));
+            groups.len() - 1
+        });
+        groups[i].1.push(run);
+    }
+    groups
 }
 
 /// The error for a failed write of `path`, without the temporary file's name the I/O layer adds.

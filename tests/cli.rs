@@ -108,6 +108,63 @@ fn out_dir_writes_one_file_per_graph_with_reversible_names() {
 }
 
 #[test]
+fn out_dir_with_provenance_writes_each_graph_once_with_its_facts_and_their_reifiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let rules = dir.path().join("rules.rq");
+    fs::write(
+        &rules,
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule here\nCONSTRUCT { ?x ex:r ?y } WHERE { ?x ex:p ?y }\n\
+         #@rule there\nCONSTRUCT { GRAPH ex:g { ?x ex:s ?y } } WHERE { GRAPH ex:g { ?x ex:q ?y } }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("graphs");
+    reasonctl()
+        .args([
+            "materialize",
+            &data,
+            "--provenance",
+            "--format",
+            "nquads",
+            "--rules",
+        ])
+        .arg(&rules)
+        .arg("--out-dir")
+        .arg(&out)
+        .assert()
+        .success();
+    let index = fs::read_to_string(out.join("graphs.tsv")).unwrap();
+    assert_eq!(
+        index,
+        "file\tgraph\ndefault.nq\t\nhttp%3A%2F%2Fexample.org%2Fg.nq\thttp://example.org/g\n"
+    );
+    // Each file holds its graph's derived facts, then their reifiers (none overwritten by the other).
+    for (file, fact, rule) in [
+        (
+            "default.nq",
+            "<http://example.org/a> <http://example.org/r> <http://example.org/b> .",
+            "\"here\"",
+        ),
+        (
+            "http%3A%2F%2Fexample.org%2Fg.nq",
+            "<http://example.org/a> <http://example.org/s> \"x\" <http://example.org/g> .",
+            "\"there\"",
+        ),
+    ] {
+        let text = fs::read_to_string(out.join(file)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.contains(&fact), "{file}: {text}");
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("#reifies>")).count(),
+            1,
+            "{file}: {text}"
+        );
+        assert!(lines.iter().any(|l| l.contains(rule)), "{file}: {text}");
+    }
+}
+
+#[test]
 fn a_syntax_error_leaves_an_existing_output_file_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.nt");
