@@ -644,6 +644,7 @@ fn dataflow(
         timeout,
         max_facts: options.budget.max_facts,
         cluster: settings.cluster.clone(),
+        shares: settings.cluster.as_ref().is_some_and(|c| c.shares),
     };
     let shared = std::sync::Arc::new(std::mem::take(store));
     let outcome = datalog::dataflow::materialize(program, shared.clone(), &df);
@@ -657,7 +658,7 @@ fn dataflow(
         });
     };
     *store = back;
-    let (overlay, exchanged) = outcome.map_err(|e| {
+    let ran = outcome.map_err(|e| {
         use datalog::dataflow::DataflowError as E;
         let exit_code = match e {
             E::Timeout { .. } | E::MaxFacts { .. } => 3,
@@ -670,6 +671,20 @@ fn dataflow(
             ..Failure::input(e)
         }
     })?;
+    let datalog::dataflow::Ran {
+        overlay,
+        asserted,
+        exchanged,
+    } = ran;
+    if let Some(share) = asserted {
+        // A process writing its share keeps its share of the asserted facts (what --include-asserted writes).
+        let mut graphs: Vec<(crate::store::TermId, Vec<crate::store::Triple>)> = Vec::new();
+        for chunk in share.chunk_by(|a, b| a[0] == b[0]) {
+            let triples = (chunk.iter()).map(|&[_, s, p, o]| [s, p, o].map(crate::store::TermId));
+            graphs.push((crate::store::TermId(chunk[0][0]), triples.collect()));
+        }
+        store.quads = crate::store::QuadStore::from_graphs(graphs);
+    }
     let report = RunReport {
         derived: overlay.len(),
         elapsed: started.elapsed(),
@@ -1123,8 +1138,9 @@ fn materialize(
         true,
         progress,
     )?;
-    // In a cluster, process 0 gathered the derived facts and writes them; the others write nothing.
-    if reasoning.cluster.as_ref().is_some_and(|c| c.process != 0) {
+    // In a cluster, process 0 gathered the derived facts and writes them, and the others write nothing; or each
+    // writes its share (`--out-dir`).
+    if (reasoning.cluster.as_ref()).is_some_and(|c| c.process != 0 && !c.shares) {
         return Ok(Outcome::Done);
     }
     control::enter(Phase::Output);

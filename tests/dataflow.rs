@@ -435,6 +435,87 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         },
     ));
     trials.push(Trial::test(
+        "cluster/out_dir_has_each_process_write_its_share_and_the_shares_are_the_in_memory_output",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let (rules, data) = chain(tmp.path(), 30);
+            let hosts = hosts_file(tmp.path());
+            let args = [
+                "--include-asserted",
+                "--format",
+                "nquads",
+                "--out-dir",
+                "out",
+            ];
+            let one = process(tmp.path(), 1, &hosts, &data, &rules, &args).spawn()?;
+            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).output()?;
+            let one = one.wait_with_output()?;
+            ended(&zero, 0, &[])?;
+            ended(&one, 0, &[])?;
+            let memory = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+                .current_dir(tmp.path())
+                .arg("materialize")
+                .arg(&data)
+                .arg("--rules")
+                .arg(&rules)
+                .args(["--include-asserted", "-o", "memory.nq"])
+                .output()?;
+            ended(&memory, 0, &[])?;
+            // Each share is a whole --out-dir folder, in the writer's order; none is empty, no fact is in two,
+            // and together they are the in-memory output.
+            let mut union: Vec<String> = Vec::new();
+            for i in 0..2 {
+                let share = tmp.path().join(format!("out/process-{i}"));
+                let index = fs::read_to_string(share.join("graphs.tsv"))?;
+                if index != "file\tgraph\ndefault.nq\t\n" {
+                    return Err(format!("process {i}'s graphs.tsv: {index:?}").into());
+                }
+                let text = fs::read_to_string(share.join("default.nq"))?;
+                if text.is_empty() {
+                    return Err(format!("process {i} wrote an empty share").into());
+                }
+                union.extend(text.lines().map(str::to_owned));
+            }
+            let mut expected: Vec<String> = fs::read_to_string(tmp.path().join("memory.nq"))?
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let count = union.len();
+            union.sort();
+            union.dedup();
+            expected.sort();
+            if union != expected || count != expected.len() {
+                return Err(format!(
+                    "{count} lines in the shares, {} distinct, {} in memory",
+                    union.len(),
+                    expected.len()
+                )
+                .into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/max_facts_counts_the_whole_cluster_when_each_process_writes_its_share",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // 465 derived facts, about half in each share: each share is under 300, the cluster is not.
+            let (rules, data) = chain(tmp.path(), 30);
+            let hosts = hosts_file(tmp.path());
+            let args = ["--max-facts", "300", "--out-dir", "out"];
+            let one = process(tmp.path(), 1, &hosts, &data, &rules, &args).spawn()?;
+            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).output()?;
+            let one = one.wait_with_output()?;
+            for out in [&zero, &one] {
+                ended(out, 3, &["reasonctl::dataflow::max_facts", "465 facts"])?;
+            }
+            if tmp.path().join("out").exists() {
+                return Err("a share was written".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
         "cluster/a_peer_that_is_not_reasonctl_is_named_unreachable",
         || {
             let tmp = tempfile::tempdir()?;

@@ -394,7 +394,7 @@ fn reasoning(
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {
     let (sources, load) = data(args.data)?;
-    let (target, format) = match (args.output, args.out_dir) {
+    let (mut target, format) = match (args.output, args.out_dir) {
         (Some(path), _) => {
             let format = match args.format {
                 Some(f) => f,
@@ -440,7 +440,13 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
     if let (Some(processes), Some(process), Some(hosts)) =
         (args.processes, args.process, &args.hosts)
     {
-        reasoning.cluster = Some(cluster(processes, process, hosts)?);
+        let mut cluster = cluster(processes, process, hosts)?;
+        // `--out-dir DIR` in a cluster: each process writes its share of the facts into `DIR/process-I`.
+        if let OutputTarget::Dir(dir) = &mut target {
+            cluster.shares = true;
+            dir.push(format!("process-{process}"));
+        }
+        reasoning.cluster = Some(cluster);
     }
     let changes = !(args.add.is_empty() && args.remove.is_empty());
     if changes && !sources.is_empty() {
@@ -657,5 +663,6 @@ fn cluster(
     Ok(crate::datalog::dataflow::Cluster {
         process: process as usize,
         addresses,
+        shares: false,
     })
 }

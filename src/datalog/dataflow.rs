@@ -39,6 +39,7 @@ use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::operators::core::Exchange;
 use timely::dataflow::operators::core::Partition;
+use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Inspect, Probe};
 use timely::progress::Timestamp;
 
@@ -197,6 +198,9 @@ pub struct Settings {
     pub max_facts: Option<usize>,
     /// `--processes P --process I --hosts FILE`; `None`: this process alone.
     pub cluster: Option<Cluster>,
+    /// Each process keeps its own share of the facts (a cluster writing with `--out-dir`), instead of process 0
+    /// gathering them all.
+    pub shares: bool,
 }
 
 /// The constructs of `program` this engine does not run, one per rule and construct, in rule order.
@@ -616,14 +620,26 @@ pub struct Exchanged {
     pub bytes_sent: u64,
 }
 
+/// What a run leaves with this process.
+#[derive(Debug)]
+pub struct Ran {
+    /// The derived facts this process holds: all of them (one process, or process 0 of a cluster that gathers),
+    /// its share ([`Settings::shares`]), or none (the other processes of a cluster that gathers).
+    pub overlay: Overlay,
+    /// With [`Settings::shares`]: the asserted facts of this process's share, sorted (what it writes with
+    /// `--include-asserted`; every asserted fact is in one process's share).
+    pub asserted: Option<Vec<Q>>,
+    /// What was sent.
+    pub exchanged: Exchanged,
+}
+
 /// Runs `program` over `store`'s asserted facts on `settings.workers` threads (of this process, and of the
-/// others of `settings.cluster`); the derived facts (all of them on process 0, none on the others) and what was
-/// sent. The caller has [`check`]ed the program.
+/// others of `settings.cluster`). The caller has [`check`]ed the program.
 pub fn materialize(
     program: &Program,
     store: Arc<Store>,
     settings: &Settings,
-) -> Result<(Overlay, Exchanged), DataflowError> {
+) -> Result<Ran, DataflowError> {
     let rules: Arc<Vec<Rule>> = Arc::new(program.rules.clone());
     // The predicates each rule's body reads (its footprint's; a class read is an `rdf:type` read).
     let reads: Arc<Vec<Vec<u32>>> = Arc::new(
@@ -649,10 +665,18 @@ pub fn materialize(
             .collect(),
     );
     let found: Arc<Mutex<Vec<Q>>> = Arc::new(Mutex::new(Vec::new()));
+    // With shares: how many facts (asserted and derived) the whole cluster holds, broadcast to every worker.
+    let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let shares = settings.shares;
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
-    let shared = (store.clone(), found.clone(), timed_out.clone());
+    let shared = (
+        store.clone(),
+        found.clone(),
+        timed_out.clone(),
+        total.clone(),
+    );
     // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
     // The workers' allocators: this process's threads, and with a cluster the links to the other processes.
@@ -698,7 +722,7 @@ pub fn materialize(
     cluster::keep_worker_panics();
     let config = timely::WorkerConfig::default();
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
-        let (store, found, timed_out) = shared.clone();
+        let (store, found, timed_out, total) = shared.clone();
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
         let (index, peers) = (worker.index(), worker.peers());
@@ -758,19 +782,34 @@ pub fn materialize(
                     facts = facts.concat(stage_facts.distinct());
                 }
             }
-            // Every derived fact goes to worker 0 (of process 0), which alone keeps them.
             let facts = facts.distinct();
             let sink = found.clone();
-            let probe = facts
-                .inner
-                .exchange(|_| 0)
-                .inspect(move |(q, _, diff)| {
-                    if *diff > 0 {
-                        sink.lock().expect("a worker panicked").push(*q);
-                    }
-                })
-                .probe()
-                .0;
+            let keep = move |(q, _, diff): &(Q, u64, isize)| {
+                if *diff > 0 {
+                    sink.lock().expect("a worker panicked").push(*q);
+                }
+            };
+            let probe = if shares {
+                // Each worker keeps the facts `distinct` left with it (they are partitioned by hash over every
+                // worker of every process); the cluster's count of them comes to every worker, for --max-facts.
+                let (probe, _) = facts.clone().inner.inspect(keep).probe();
+                let total = total.clone();
+                facts
+                    .map(|_| ())
+                    .count()
+                    .inner
+                    .broadcast()
+                    .inspect(move |(((), n), _, diff)| {
+                        if *diff > 0 {
+                            total.store(*n as usize, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    })
+                    .probe_with(&probe);
+                probe
+            } else {
+                // Every derived fact goes to worker 0 (of process 0), which alone keeps them.
+                facts.inner.exchange(|_| 0).inspect(keep).probe().0
+            };
             (facts_in, unit_in, probe)
         });
         // Each worker feeds its share of the asserted facts.
@@ -830,16 +869,26 @@ pub fn materialize(
     quads.dedup();
     let mut overlay = Overlay::new();
     let mut derived = 0usize;
+    let mut share_asserted = Vec::new();
     for chunk in quads.chunk_by(|a, b| a[0] == b[0]) {
         let g = TermId(chunk[0][0]);
         let asserted = store.quads.graph(g);
-        let triples: Vec<[TermId; 3]> = chunk
-            .iter()
-            .map(|&[_, s, p, o]| [TermId(s), TermId(p), TermId(o)])
-            .filter(|t| !asserted.is_some_and(|i| i.contains(*t)))
-            .collect();
+        let mut triples: Vec<[TermId; 3]> = Vec::with_capacity(chunk.len());
+        for &q in chunk {
+            let [_, s, p, o] = q.map(TermId);
+            if asserted.is_some_and(|i| i.contains([s, p, o])) {
+                share_asserted.push(q);
+            } else {
+                triples.push([s, p, o]);
+            }
+        }
         derived += triples.len();
         overlay.add(g, triples);
+    }
+    if shares {
+        // The cluster's facts, less the asserted ones (every process holds all of those): the derived ones.
+        derived =
+            (total.load(std::sync::atomic::Ordering::Relaxed)).saturating_sub(store.quads.len());
     }
     if let Some(max) = settings.max_facts {
         if derived > max {
@@ -849,7 +898,11 @@ pub fn materialize(
     let exchanged = Exchanged {
         bytes_sent: sent.load(std::sync::atomic::Ordering::Relaxed),
     };
-    Ok((overlay, exchanged))
+    Ok(Ran {
+        overlay,
+        asserted: shares.then_some(share_asserted),
+        exchanged,
+    })
 }
 
 #[cfg(test)]
@@ -871,6 +924,7 @@ mod tests {
             timeout: None,
             max_facts: None,
             cluster: None,
+            shares: false,
         }
     }
 
@@ -885,10 +939,30 @@ mod tests {
     fn a_recursive_group_reaches_its_fixpoint_on_one_and_two_workers() {
         let (program, store) = setup(CHAIN, REACH);
         for workers in [1, 2] {
-            let (overlay, _) =
-                materialize(&program, store.clone(), &settings(workers)).expect("a run");
-            assert_eq!(overlay.len(), 6, "{workers} worker(s)");
+            let ran = materialize(&program, store.clone(), &settings(workers)).expect("a run");
+            assert_eq!(ran.overlay.len(), 6, "{workers} worker(s)");
+            assert!(ran.asserted.is_none());
         }
+    }
+
+    // One process keeping its share holds every fact (its workers' shares are all of them), and the cluster's
+    // count it is told agrees: 6 derived, so --max-facts 5 stops it.
+    #[test]
+    fn a_process_keeping_its_share_alone_holds_every_fact_and_counts_the_cluster() {
+        let (program, store) = setup(CHAIN, REACH);
+        let shares = |max_facts| Settings {
+            shares: true,
+            max_facts,
+            ..settings(2)
+        };
+        let ran = materialize(&program, store.clone(), &shares(Some(6))).expect("a run");
+        assert_eq!(ran.overlay.len(), 6);
+        assert_eq!(ran.asserted.map(|a| a.len()), Some(3));
+        let err = materialize(&program, store, &shares(Some(5))).expect_err("6 facts > 5");
+        assert!(
+            matches!(err, DataflowError::MaxFacts { derived: 6, max: 5 }),
+            "{err:?}"
+        );
     }
 
     #[test]

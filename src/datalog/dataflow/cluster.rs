@@ -31,6 +31,9 @@ pub struct Cluster {
     pub process: usize,
     /// Every process's address, in process order.
     pub addresses: Vec<String>,
+    /// Each process writes its own share of the facts (`--out-dir DIR`: into `DIR/process-I`); otherwise process
+    /// 0 gathers and writes them all.
+    pub shares: bool,
 }
 
 /// How long a process waits for the others to come up when no `--timeout` bounds it sooner.
@@ -445,6 +448,7 @@ mod tests {
         let cluster = Cluster {
             process: 1,
             addresses: vec![free.to_string(), me.to_string()],
+            shares: false,
         };
         let started = Instant::now();
         let err = connect(&cluster, 1, [0; 32], started + Duration::from_millis(300)).unwrap_err();
