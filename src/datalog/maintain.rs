@@ -101,9 +101,10 @@ pub fn asserted_changes(old: &QuadStore, new: &QuadStore) -> (Vec<Quad>, Vec<Qua
 /// the change can reach (the changed facts, then the writes of every rule reading what is reached), and, closed
 /// over, every rule that reads what such a rule writes or writes what it writes.
 fn reevaluated_rules(program: &Program, changed: &[Quad]) -> Vec<bool> {
+    // What the change can reach, to a fixpoint first: a rule met early may negate what a later rule only
+    // reaches on a later round, so no rule is judged before `reached` stops growing.
     let mut reached: Vec<Access> = change_accesses(changed);
     let mut done = vec![false; program.rules.len()];
-    let mut upper = vec![false; program.rules.len()];
     loop {
         let mut grew = false;
         for (r, fp) in program.footprints.iter().enumerate() {
@@ -115,10 +116,6 @@ fn reevaluated_rules(program: &Program, changed: &[Quad]) -> Vec<bool> {
             {
                 continue;
             }
-            upper[r] = fp
-                .reads
-                .iter()
-                .any(|a| (a.negated || a.aggregated) && reached.iter().any(|w| a.overlaps(w)));
             done[r] = true;
             reached.extend(fp.writes.iter().copied());
             grew = true;
@@ -127,6 +124,15 @@ fn reevaluated_rules(program: &Program, changed: &[Quad]) -> Vec<bool> {
             break;
         }
     }
+    let mut upper: Vec<bool> = program
+        .footprints
+        .iter()
+        .map(|fp| {
+            fp.reads
+                .iter()
+                .any(|a| (a.negated || a.aggregated) && reached.iter().any(|w| a.overlaps(w)))
+        })
+        .collect();
     // Closed upward: a rule reading or writing what a re-evaluated rule writes is re-evaluated too, so the
     // maintained rules read and write nothing the re-evaluated ones write.
     loop {
