@@ -17,6 +17,7 @@ const CASES: &[&str] = &[
     "provenance-premises",
     "provenance-graph",
     "provenance-nested-annotation",
+    "provenance-blank-node-edge",
 ];
 
 /// The case's arguments (from its `args`), without `--format` and its value.

@@ -397,6 +397,8 @@ pub fn run_over(
             let total: usize = outs.iter().flatten().map(|o| o.quads.len()).sum();
             let mut found: Vec<(Quad, u32, u32)> = Vec::with_capacity(total);
             let mut pending: Vec<(u32, Vec<Quad>)> = Vec::with_capacity(jobs.len());
+            // The blank nodes the jobs saw: those the dictionary held before their terms are interned.
+            let shared_blanks = store.dict.blank_count();
             for (j, (job, out)) in jobs.iter().zip(outs).enumerate() {
                 let g = group_of[job.rule];
                 let out = match out {
@@ -431,7 +433,7 @@ pub fn run_over(
                 rr.runs += 1;
                 matched_rows[out.rule] += out.rows;
                 heads_made[out.rule] += out.made;
-                let map = intern_locals(&mut store.dict, out.locals);
+                let map = intern_locals(&mut store.dict, out.locals, shared_blanks);
                 let mut quads = out.quads;
                 if !map.is_empty() {
                     for id in quads.iter_mut().flatten() {
@@ -931,12 +933,24 @@ fn sort_pairs(pairs: Vec<(TermId, TermId)>, end: TermId) -> Vec<(TermId, TermId)
     out
 }
 
-/// Interns a body run's computed terms into the dictionary; blank nodes get fresh nodes (one per label).
+/// Interns a body run's computed terms into the dictionary. A blank node the dictionary held when the run
+/// started (numbered below `shared_blanks`, inside a computed triple term, say) stays that node; one the run
+/// minted (`BNODE()`) gets a fresh node, one per label.
 fn intern_locals(
     dict: &mut crate::store::Dictionary,
     locals: Vec<(TermId, oxrdf::Term)>,
+    shared_blanks: u32,
 ) -> HashMap<TermId, TermId> {
-    let mut blank = crate::store::dictionary::blank_scope();
+    let mut fresh = crate::store::dictionary::blank_scope();
+    let mut blank = |dict: &mut crate::store::Dictionary, label: &str| {
+        // Every label here is a dictionary's own (`_:b{n}`, `dictionary::blank_node`).
+        match label.strip_prefix('b').and_then(|n| n.parse::<u32>().ok()) {
+            Some(n) if n < shared_blanks => {
+                dict.lookup_blank(n).unwrap_or_else(|| fresh(dict, label))
+            }
+            _ => fresh(dict, label),
+        }
+    };
     let mut map = HashMap::new();
     for (local, term) in locals {
         map.insert(local, dict.intern_term(term.as_ref(), &mut blank));
