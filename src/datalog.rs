@@ -103,6 +103,12 @@ pub fn materialize_over(
 ) -> Result<(Overlay, Report), RunError> {
     refuse_whole_program(program, options)?;
     let (overlay, report) = run_over(program, store, options, progress, prior);
+    Ok((overlay, refuse_unfinished(program, report)?))
+}
+
+/// A capped run's report, refused when the cap left a negating or aggregating rule of `program` unfinished
+/// (capped, or pending).
+fn refuse_unfinished(program: &Program, report: Report) -> Result<Report, RunError> {
     if let Some(reason) = report.capped {
         let nonmonotone = program.nonmonotone_rules();
         let unfinished: Vec<&str> = report
@@ -120,7 +126,7 @@ pub fn materialize_over(
             });
         }
     }
-    Ok((overlay, report))
+    Ok(report)
 }
 
 /// A validated set of rules with their footprints and dependency stages.

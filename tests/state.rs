@@ -419,6 +419,105 @@ fn a_capped_run_does_not_write_its_state() {
     );
 }
 
+/// A chain `n0 → … → n(len-1)` over ex:p, as N-Triples.
+fn chain_nt(from: usize, to: usize) -> String {
+    (from..to)
+        .map(|i| {
+            format!(
+                "<http://example.org/n{i}> <http://example.org/p> <http://example.org/n{}> .\n",
+                i + 1
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_capped_maintenance_run_that_leaves_a_negation_unfinished_writes_nothing_and_counts_every_held_fact()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("rules.rq"),
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule base\nCONSTRUCT { ?a ex:anc ?b } WHERE { ?a ex:p ?b }\n\
+         #@rule tc\nCONSTRUCT { ?a ex:anc ?c } WHERE { ?a ex:anc ?b . ?b ex:p ?c }\n\
+         #@rule leaf\nCONSTRUCT { ?a ex:leaf true } WHERE { ?x ex:p ?a FILTER NOT EXISTS { ?a ex:anc ?y } }\n",
+    )
+    .unwrap();
+    // 30 nodes: 435 ex:anc facts and one leaf; 40 nodes: 780 and one.
+    fs::write(d.join("old.nt"), chain_nt(0, 30)).unwrap();
+    fs::write(d.join("new.nt"), chain_nt(0, 40)).unwrap();
+    fs::write(d.join("plus.nt"), chain_nt(30, 40)).unwrap();
+    let first = run(
+        d,
+        &[
+            "materialize",
+            "old.nt",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "-o",
+            "old.nq",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let manifest = fs::read(d.join("st/manifest.json")).unwrap();
+    // From scratch, 600 facts stop the run before `leaf` ran over complete inputs: an error, nothing written.
+    let fresh = run(
+        d,
+        &[
+            "materialize",
+            "new.nt",
+            "--rules",
+            "rules.rq",
+            "-o",
+            "fresh.nq",
+            "--max-facts",
+            "600",
+        ],
+    );
+    assert_eq!(fresh.status.code(), Some(3), "{}", stderr(&fresh));
+    assert!(
+        stderr(&fresh).contains("reasonctl::datalog::resource_limit"),
+        "{}",
+        stderr(&fresh)
+    );
+    // Maintained, by the new dump or by a change set, the same cap fails the same way: no output, no patch, the
+    // state as it was. The cap counts the facts kept from the state (436), not only the 345 new ones.
+    for change in [&["new.nt"][..], &["--add", "plus.nt"][..]] {
+        let args = [
+            &["materialize"][..],
+            change,
+            &[
+                "--rules",
+                "rules.rq",
+                "--state",
+                "st",
+                "-o",
+                "new.nq",
+                "--diff",
+                "p.rdfp",
+                "--max-facts",
+                "600",
+            ],
+        ]
+        .concat();
+        let out = run(d, &args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::datalog::resource_limit"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            !d.join("new.nq").exists() && !d.join("p.rdfp").exists(),
+            "{args:?}"
+        );
+        assert_eq!(fs::read(d.join("st/manifest.json")).unwrap(), manifest);
+    }
+}
+
 #[test]
 fn a_state_cannot_record_standard_input() {
     let dir = folder();

@@ -308,18 +308,17 @@ pub fn update(
         Ok(kept) => kept,
         Err(reason) => return full(store, reason),
     };
+    // A cap that left a negating or aggregating rule unfinished fails the run, as it does a run from scratch.
     let Some((_, late)) = &split else {
+        let report = super::refuse_unfinished(program, report)?;
         return Ok((kept, report, Mode::Incremental(stats)));
     };
     if report.capped.is_some() {
-        return Ok((
-            kept,
-            report.then(Report::default(), late),
-            Mode::Incremental(stats),
-        ));
+        let report = super::refuse_unfinished(program, report.then(Report::default(), late))?;
+        return Ok((kept, report, Mode::Incremental(stats)));
     }
     let rest = Options {
-        budget: options.budget.after(report.derived, started.elapsed()),
+        budget: options.budget.after(kept.len(), started.elapsed()),
         ..options.clone()
     };
     let (overlay, later) = super::materialize_over(late, store, &rest, progress, kept)?;
@@ -958,10 +957,11 @@ fn maintain(
         kept.retain(|g, &[s, p, o]| !now_asserted.contains(&[g, s, p, o]));
     }
 
-    // Insert: semi-naive from the added asserted facts.
+    // Insert: semi-naive from the added asserted facts. `--max-facts` bounds the derived facts the state holds,
+    // as in a run from scratch: those kept count.
     let insert = Options {
         start: Some(added),
-        budget: options.budget.after(0, started.elapsed()),
+        budget: options.budget.after(kept.len(), started.elapsed()),
         ..options.clone()
     };
     let (overlay, report) = run_over(program, store, &insert, progress, kept);
