@@ -958,7 +958,13 @@ fn run_query(
         ..Run::default()
     };
     let reasoning = &settings.reasoning;
-    let (mut store, reasoned, source, _) = state::obtain(
+    let state::Obtained {
+        mut store,
+        reasoned,
+        source,
+        used,
+        ..
+    } = state::obtain(
         &settings.sources,
         &settings.load,
         reasoning,
@@ -1064,8 +1070,7 @@ fn run_query(
     keep_state(
         source,
         &settings.sources,
-        &settings.load,
-        reasoning,
+        &used,
         &store,
         &reasoned,
         progress,
@@ -1095,8 +1100,7 @@ pub struct StateNotWritten {
 fn keep_state(
     source: state::Source,
     sources: &[DataSource],
-    load: &LoadOptions,
-    reasoning: &ReasoningSettings,
+    (load, reasoning): &(LoadOptions, ReasoningSettings),
     store: &Store,
     reasoned: &Reasoned,
     progress: &Progress,
@@ -1130,7 +1134,11 @@ fn materialize(
     if reasoning.state.is_some() {
         return materialize_state(settings, run, progress);
     }
-    let (mut store, mut reasoned, _, _) = state::obtain(
+    let state::Obtained {
+        mut store,
+        mut reasoned,
+        ..
+    } = state::obtain(
         &settings.sources,
         &settings.load,
         reasoning,
@@ -1414,7 +1422,13 @@ fn explain(
         ..Run::default()
     };
     let reasoning = &settings.reasoning;
-    let (mut store, reasoned, source, now) = state::obtain(
+    let state::Obtained {
+        mut store,
+        reasoned,
+        source,
+        now,
+        used,
+    } = state::obtain(
         &settings.sources,
         &settings.load,
         reasoning,
@@ -1508,8 +1522,7 @@ fn explain(
     keep_state(
         source,
         &settings.sources,
-        &settings.load,
-        reasoning,
+        &used,
         &store,
         &reasoned,
         progress,

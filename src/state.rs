@@ -90,7 +90,9 @@ pub enum StateError {
     )]
     #[diagnostic(
         code(reasonctl::state::version),
-        help("build it again: `reasonctl materialize DATA… --rules RULES --state {dir}`")
+        help(
+            "remove the folder and build it again: `rm -r {dir} && reasonctl materialize DATA… --rules RULES --state {dir}`"
+        )
     )]
     Version {
         /// The folder.
@@ -106,7 +108,9 @@ pub enum StateError {
     #[error("the state in {dir} is damaged: {what}; nothing was changed")]
     #[diagnostic(
         code(reasonctl::state::corrupt),
-        help("build it again: `reasonctl materialize DATA… --rules RULES --state {dir}`")
+        help(
+            "remove the folder and build it again: `rm -r {dir} && reasonctl materialize DATA… --rules RULES --state {dir}`"
+        )
     )]
     Corrupt {
         /// The folder.
@@ -147,6 +151,20 @@ pub enum StateError {
         )
     )]
     Mismatch {
+        /// The folder.
+        dir: String,
+        /// What differs.
+        differs: String,
+    },
+    /// `--refresh` with no data files, on a state that differs from the inputs given.
+    #[error("the state {dir} cannot be refreshed without its data: {differs}")]
+    #[diagnostic(
+        code(reasonctl::state::refresh_needs_data),
+        help(
+            "give the data files with --refresh (the state is derived again from them), or leave out --refresh and the inputs that differ to answer from the state as it is"
+        )
+    )]
+    RefreshWithoutData {
         /// The folder.
         dir: String,
         /// What differs.

@@ -258,6 +258,92 @@ fn inputs_that_differ_from_the_state_are_refused_unless_refreshed() {
 }
 
 #[test]
+fn refreshing_from_new_data_alone_keeps_the_state_rules_and_refreshing_without_data_is_refused() {
+    let dir = folder();
+    save(dir.path());
+    fs::write(
+        dir.path().join("data.trig"),
+        format!("{DATA}<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n"),
+    )
+    .unwrap();
+    let q = "SELECT (COUNT(*) AS ?n) WHERE { ?x <http://example.org/reach> ?y }";
+    for command in ["query", "explain"] {
+        let mut args = vec![command, "data.trig", "--state", "st", "--refresh"];
+        args.extend(if command == "query" {
+            ["--query", q]
+        } else {
+            [
+                "--fact",
+                "<http://example.org/a> <http://example.org/reach> <http://example.org/e>",
+            ]
+        });
+        let out = run(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        if command == "query" {
+            assert!(stdout(&out).contains("10"), "{}", stdout(&out));
+        }
+        // The state saved holds the new data's facts under the state's rules.
+        let from_state = run(
+            dir.path(),
+            &["query", "--state", "st", "--query", q, "--format", "tsv"],
+        );
+        assert_eq!(stdout(&from_state), "?n\n10\n", "{}", stderr(&from_state));
+        let manifest = fs::read_to_string(dir.path().join("st/manifest.json")).unwrap();
+        assert!(manifest.contains("\"step\""), "{manifest}");
+    }
+    // A --rules file that cannot be read is that error, not a difference from the state.
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "gone.rq",
+            "--state",
+            "st",
+            "--query",
+            q,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::rules::unreadable"),
+        "{}",
+        stderr(&out)
+    );
+    // Other rules and no data: refreshing would derive the state from nothing; refused, the state kept.
+    fs::write(
+        dir.path().join("other.rq"),
+        "CONSTRUCT { ?x <http://example.org/r> ?y } WHERE { ?x <http://example.org/p> ?y }\n",
+    )
+    .unwrap();
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "--rules",
+            "other.rq",
+            "--state",
+            "st",
+            "--refresh",
+            "--query",
+            q,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::refresh_needs_data"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/manifest.json")).unwrap(),
+        manifest
+    );
+}
+
+#[test]
 fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
     let dir = folder();
     save(dir.path());
@@ -280,7 +366,12 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
         );
         assert_eq!(fs::read(&snapshot).unwrap(), damaged, "nothing changed");
     }
-    fs::write(&snapshot, &bytes).unwrap();
+    // The help's way out works: with the damaged folder removed, the first run's command builds it again.
+    let help = stderr(&run(dir.path(), &q));
+    assert!(help.contains("rm -r st &&"), "{help}");
+    fs::remove_dir_all(dir.path().join("st")).unwrap();
+    save(dir.path());
+    assert_eq!(run(dir.path(), &q).status.code(), Some(0));
     // A FIFO in the snapshot's place is refused, not waited on (opening it would block); in the manifest's,
     // there is no state.
     #[cfg(unix)]

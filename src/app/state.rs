@@ -109,6 +109,18 @@ fn file_rules(texts: &[RuleText]) -> Vec<RuleText> {
         .collect()
 }
 
+/// The rule texts of the `--rules` files, to compare with a state's; a file that cannot be read is an error
+/// (`reasonctl::rules::unreadable`), not a difference.
+fn given_rules(sources: &RuleSources) -> Result<Vec<RuleText>, Failure> {
+    let (texts, errors) = rules::collect(sources, &Store::default());
+    match errors.into_iter().find(rules::RuleError::is_input) {
+        Some(e) => Err(super::rule_failure(vec![
+            crate::lint::Builder::new(&texts).error(e),
+        ])),
+        None => Ok(file_rules(&texts)),
+    }
+}
+
 /// What differs between a state's manifest and the inputs given (empty: the state holds their result).
 fn differences(
     manifest: &Manifest,
@@ -142,11 +154,10 @@ fn differences(
             }
         }
     }
-    if !rule_sources.paths.is_empty() {
-        let (texts, _) = rules::collect(rule_sources, &Store::default());
-        if state::program_hash(&file_rules(&texts)) != manifest.program_sha256 {
-            out.push("the rules differ from the state's".to_owned());
-        }
+    if !rule_sources.paths.is_empty()
+        && state::program_hash(&given_rules(rule_sources)?) != manifest.program_sha256
+    {
+        out.push("the rules differ from the state's".to_owned());
     }
     out.extend(conflicts(&manifest.options, given));
     Ok(out)
@@ -154,10 +165,7 @@ fn differences(
 
 /// The store, derived facts and program of a state; its reasoning time; its manifest; the files it was opened
 /// from.
-fn from_state(
-    dir: &Path,
-    progress: &Progress,
-) -> Result<(Store, Reasoned, Option<DateTime>, Manifest, Files), Failure> {
+fn from_state(dir: &Path, progress: &Progress) -> Result<Opened, Failure> {
     control::enter(Phase::State);
     progress.message(&format!("opening the state {}", dir.display()));
     let (manifest, snapshot, files) = state::open(dir).map_err(failure)?;
@@ -201,7 +209,8 @@ pub(super) fn opened(dir: &Path, progress: &Progress) -> Result<(Store, Reasoned
 
 /// The facts a command answers from. Without `--state`: the data loaded and the rules run. With it: the state,
 /// when no data and no rules are given, or when those given are the state's; else, with `refresh`, the data
-/// and rules run (the caller saves the state after), and without it a mismatch error.
+/// run under the rules and options given and the state's where none are given (as `materialize --state` runs
+/// them; the caller saves the state after, with the settings returned), and without it a mismatch error.
 pub(super) fn obtain(
     sources: &[DataSource],
     load: &LoadOptions,
@@ -209,44 +218,92 @@ pub(super) fn obtain(
     run: Run,
     refresh: bool,
     progress: &Progress,
-) -> Result<(Store, Reasoned, Source, Option<DateTime>), Failure> {
-    let ran = |progress: &Progress| -> Result<_, Failure> {
-        let mut store = load_data(sources, load, progress)?;
-        let reasoned = reason(&mut store, reasoning, run, true, progress)?;
-        Ok((store, reasoned, Source::Ran, reasoning.now))
+) -> Result<Obtained, Failure> {
+    let ran = |load: LoadOptions, reasoning: ReasoningSettings, progress: &Progress| {
+        let mut store = load_data(sources, &load, progress)?;
+        let reasoned = reason(&mut store, &reasoning, run, true, progress)?;
+        Ok(Obtained {
+            store,
+            reasoned,
+            source: Source::Ran,
+            now: reasoning.now,
+            used: (load, reasoning),
+        })
     };
     let Some(dir) = &reasoning.state else {
-        return ran(progress);
+        return ran(load.clone(), reasoning.clone(), progress);
     };
     let given = options(load, reasoning);
+    let answered = |(store, reasoned, now, ..): Opened| Obtained {
+        store,
+        reasoned,
+        source: Source::State,
+        now,
+        used: (load.clone(), reasoning.clone()),
+    };
     if sources.is_empty() && reasoning.sources.paths.is_empty() {
-        let (store, reasoned, now, manifest, _) = from_state(dir, progress)?;
-        let differs = conflicts(&manifest.options, &given);
+        let opened = from_state(dir, progress)?;
+        let differs = conflicts(&opened.3.options, &given);
         if !differs.is_empty() {
             return Err(failure(StateError::Mismatch {
                 dir: dir.display().to_string(),
                 differs: differs.join("; "),
             }));
         }
-        return Ok((store, reasoned, Source::State, now));
+        return Ok(answered(opened));
     }
-    let differs = match state::open_manifest(dir) {
-        Ok(manifest) => differences(&manifest, sources, &reasoning.sources, &given)?,
+    let manifest = match state::open_manifest(dir) {
+        Ok(manifest) => Some(manifest),
         // No state yet: it is made.
-        Err(StateError::Missing { .. }) if refresh => vec!["there is no state yet".to_owned()],
+        Err(StateError::Missing { .. }) if refresh => None,
         Err(e) => return Err(failure(e)),
     };
+    let differs = match &manifest {
+        Some(m) => differences(m, sources, &reasoning.sources, &given)?,
+        None => vec!["there is no state yet".to_owned()],
+    };
     if differs.is_empty() {
-        let (store, reasoned, now, ..) = from_state(dir, progress)?;
-        return Ok((store, reasoned, Source::State, now));
+        return Ok(answered(from_state(dir, progress)?));
     }
-    if refresh {
-        return ran(progress);
+    if !refresh {
+        return Err(failure(StateError::Mismatch {
+            dir: dir.display().to_string(),
+            differs: differs.join("; "),
+        }));
     }
-    Err(failure(StateError::Mismatch {
-        dir: dir.display().to_string(),
-        differs: differs.join("; "),
-    }))
+    if sources.is_empty() {
+        // Derived again from no data, the state would lose its facts.
+        return Err(failure(StateError::RefreshWithoutData {
+            dir: dir.display().to_string(),
+            differs: differs.join("; "),
+        }));
+    }
+    let Some(manifest) = manifest else {
+        return ran(load.clone(), reasoning.clone(), progress);
+    };
+    // The state's rules when no --rules is given (they are in its snapshot), and its options where none is given.
+    let texts = if reasoning.sources.paths.is_empty() {
+        from_state(dir, progress)?.1.texts
+    } else {
+        Vec::new()
+    };
+    let (load, reasoning) = effective(load, reasoning, &manifest, &texts);
+    ran(load, reasoning, progress)
+}
+
+/// A state as [`from_state`] opens it.
+type Opened = (Store, Reasoned, Option<DateTime>, Manifest, Files);
+
+/// What [`obtain`] gives a command.
+pub(super) struct Obtained {
+    pub(super) store: Store,
+    pub(super) reasoned: Reasoned,
+    pub(super) source: Source,
+    /// The reasoning time the facts were derived at.
+    pub(super) now: Option<DateTime>,
+    /// The load options and reasoning settings the facts were derived with (the state's own where a refreshed
+    /// run took them from it), for saving the state.
+    pub(super) used: (LoadOptions, ReasoningSettings),
 }
 
 /// What a state is made of, as its manifest records it: its data files, the change sets applied since, the
@@ -621,11 +678,10 @@ pub(super) fn update(
     };
     // What differs besides the data: other options, other rule files.
     let mut differs = conflicts(&manifest.options, &given);
-    if !reasoning.sources.paths.is_empty() {
-        let (texts, _) = rules::collect(&reasoning.sources, &Store::default());
-        if state::program_hash(&file_rules(&texts)) != manifest.program_sha256 {
-            differs.push("the rules differ from the state's".to_owned());
-        }
+    if !reasoning.sources.paths.is_empty()
+        && state::program_hash(&given_rules(&reasoning.sources)?) != manifest.program_sha256
+    {
+        differs.push("the rules differ from the state's".to_owned());
     }
     if !change.is_empty() && !differs.is_empty() {
         return Err(failure(StateError::ChangeMismatch {
