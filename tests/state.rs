@@ -610,6 +610,75 @@ fn a_capped_maintenance_run_that_leaves_a_negation_unfinished_writes_nothing_and
 }
 
 #[test]
+fn a_change_that_empties_a_head_graph_fails_as_a_run_from_scratch_over_the_changed_data_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(
+        d.join("rules.rq"),
+        "PREFIX ex: <http://example.org/>\n\
+         #@rule into\nCONSTRUCT { GRAPH ex:g { ?a ex:in ?b } } WHERE { ?a ex:q ?b }\n",
+    )
+    .unwrap();
+    let only_g = "<http://example.org/x> <http://example.org/y> <http://example.org/z> <http://example.org/g> .\n";
+    let rest = "<http://example.org/a> <http://example.org/q> <http://example.org/b> .\n";
+    fs::write(d.join("old.nq"), format!("{only_g}{rest}")).unwrap();
+    fs::write(d.join("new.nq"), rest).unwrap();
+    fs::write(d.join("minus.nq"), only_g).unwrap();
+    let first = run(
+        d,
+        &[
+            "materialize",
+            "old.nq",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "-o",
+            "old.out.nq",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let manifest = fs::read(d.join("st/manifest.json")).unwrap();
+    let fresh = run(
+        d,
+        &[
+            "materialize",
+            "new.nq",
+            "--rules",
+            "rules.rq",
+            "-o",
+            "new.out.nq",
+        ],
+    );
+    assert_eq!(fresh.status.code(), Some(1), "{}", stderr(&fresh));
+    assert!(
+        stderr(&fresh).contains("reasonctl::rules::head_graph_absent"),
+        "{}",
+        stderr(&fresh)
+    );
+    for change in [
+        &["new.nq", "--rules", "rules.rq"][..],
+        &["--remove", "minus.nq"][..],
+    ] {
+        let args = [
+            &["materialize"][..],
+            change,
+            &["--state", "st", "-o", "new.out.nq"],
+        ]
+        .concat();
+        let out = run(d, &args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::rules::head_graph_absent"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!d.join("new.out.nq").exists());
+        assert_eq!(fs::read(d.join("st/manifest.json")).unwrap(), manifest);
+    }
+}
+
+#[test]
 fn a_state_cannot_record_standard_input() {
     let dir = folder();
     let out = run(

@@ -874,6 +874,14 @@ pub(super) fn update(
         texts,
         ..
     } = old;
+    // The checks against the data that a run from scratch makes: the changed data may lack a head's graph.
+    let absent = crate::datalog::graphs::check(&program.rules, &store);
+    if !absent.is_empty() {
+        let mut builder = crate::lint::Builder::new(&texts);
+        return Err(super::rule_failure(
+            absent.into_iter().map(|e| builder.error(e)).collect(),
+        ));
+    }
     let (overlay, report, how) = maintain::update(
         &program,
         &mut store,
