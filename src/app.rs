@@ -958,6 +958,7 @@ fn run_query(
         ..Run::default()
     };
     let reasoning = &settings.reasoning;
+    let _held = hold_state(reasoning)?;
     let state::Obtained {
         mut store,
         reasoned,
@@ -1094,6 +1095,14 @@ fn run_query(
 )]
 pub struct StateNotWritten {
     dir: String,
+}
+
+/// The hold on the state of a `query` or `explain` that may write it (`--refresh`), for the whole command.
+fn hold_state(reasoning: &ReasoningSettings) -> Result<Option<crate::state::Lock>, Failure> {
+    match &reasoning.state {
+        Some(dir) if reasoning.refresh => crate::state::lock(dir).map(Some).map_err(Failure::input),
+        _ => Ok(None),
+    }
 }
 
 /// Writes the state of a run that ran its data and rules (not one answered from the state itself).
@@ -1236,6 +1245,12 @@ fn materialize_state(
     run: Run,
     progress: &Progress,
 ) -> Result<Outcome, Failure> {
+    let dir = settings
+        .reasoning
+        .state
+        .as_deref()
+        .expect("materialize --state");
+    let _held = crate::state::lock(dir).map_err(Failure::input)?;
     let state::Updated {
         store,
         mut reasoned,
@@ -1422,6 +1437,7 @@ fn explain(
         ..Run::default()
     };
     let reasoning = &settings.reasoning;
+    let _held = hold_state(reasoning)?;
     let state::Obtained {
         mut store,
         reasoned,

@@ -142,6 +142,18 @@ pub enum StateError {
         /// The system's reason.
         reason: String,
     },
+    /// Another run holds the state (it is updating it).
+    #[error("another reasonctl run is updating the state {dir}; nothing was changed")]
+    #[diagnostic(
+        code(reasonctl::state::busy),
+        help(
+            "wait for that run to finish, then run this again (a change applied now would be lost when it saves)"
+        )
+    )]
+    Busy {
+        /// The folder.
+        dir: String,
+    },
     /// The inputs given differ from those the state was made from.
     #[error("the state {dir} was made from other inputs: {differs}")]
     #[diagnostic(
@@ -656,6 +668,59 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
         });
     }
     Manifest::from_json(&v).ok_or_else(|| corrupt(format!("{MANIFEST} lacks a field")))
+}
+
+/// A run's exclusive hold on a state it may write, from before it reads the state until it has saved it; let
+/// go when dropped (or when the process ends, however it ends).
+#[derive(Debug)]
+pub struct Lock(#[allow(dead_code)] std::fs::File);
+
+/// Takes the hold on the state `dir` (which need not exist yet): an advisory lock (`flock`, on Unix) on
+/// `.NAME.reasonctl.lock` beside it, a file that stays there, empty. Two runs that would each replace the state
+/// (each from the state as it was) would lose one's change; the second is refused instead, not made to wait.
+pub fn lock(dir: &Path) -> Result<Lock, StateError> {
+    let name = dir.display().to_string();
+    let failed = |e: io::Error| StateError::Write {
+        dir: name.clone(),
+        reason: format!("cannot lock it: {e}"),
+    };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let base = dir
+        .file_name()
+        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    let path = parent.join(format!(".{base}.reasonctl.lock"));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).write(true).truncate(false);
+    // Never through a symbolic link, and never blocked opening a FIFO put in the lock file's place.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(&path).map_err(failed)?;
+    if !file.metadata().map_err(failed)?.is_file() {
+        return Err(failed(io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        ))));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `flock` on a descriptor this function owns, open for the call.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(if e.kind() == io::ErrorKind::WouldBlock {
+                StateError::Busy { dir: name }
+            } else {
+                failed(e)
+            });
+        }
+    }
+    Ok(Lock(file))
 }
 
 /// A state's manifest alone (what it was made from), without reading its snapshot.

@@ -679,6 +679,65 @@ fn a_change_that_empties_a_head_graph_fails_as_a_run_from_scratch_over_the_chang
 }
 
 #[test]
+fn a_run_that_would_write_a_state_another_run_is_updating_is_refused_and_changes_nothing() {
+    let dir = folder();
+    save(dir.path());
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    fs::write(
+        dir.path().join("plus.nt"),
+        "<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n",
+    )
+    .unwrap();
+    // Another run's hold: the lock file beside the state, locked.
+    let lock = fs::File::open(dir.path().join(".st.reasonctl.lock")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `flock` on a descriptor the test owns.
+        assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    }
+    let q = "ASK { ?x ?p ?y }";
+    for args in [
+        &["materialize", "--state", "st", "--add", "plus.nt"][..],
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+        ][..],
+        &[
+            "query",
+            "data.trig",
+            "--state",
+            "st",
+            "--refresh",
+            "--query",
+            q,
+        ][..],
+    ] {
+        let out = run(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::state::busy"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(
+            fs::read(dir.path().join("st/manifest.json")).unwrap(),
+            manifest
+        );
+    }
+    // Reading the state needs no hold.
+    let read = run(dir.path(), &["query", "--state", "st", "--query", q]);
+    assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
+    drop(lock);
+    let (_, stats) = add_plus(dir.path(), &[]);
+    assert_eq!(stats["asserted_added"], 1, "{stats}");
+}
+
+#[test]
 fn a_state_cannot_record_standard_input() {
     let dir = folder();
     let out = run(
