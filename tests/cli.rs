@@ -808,3 +808,67 @@ fn a_run_uses_no_transparent_huge_pages() {
         status.lines().find(|l| l.starts_with("THP")).unwrap_or("")
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn output_to_dev_stdout_or_dash_goes_to_the_descriptor_shared_with_the_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let args = |o: &str| {
+        [
+            "materialize",
+            data.as_str(),
+            "--include-asserted",
+            "--format",
+            "nquads",
+            "-o",
+            o,
+        ]
+        .map(str::to_owned)
+    };
+    let expected = String::from_utf8(
+        reasonctl()
+            .args(&args("-")[..5])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    assert!(expected.contains("<http://example.org/a>"), "{expected}");
+    // Standard output a pipe: `/dev/stdout` names `pipe:[N]`, a descriptor, not a path; `-` is standard output
+    // and no file named `-` is made.
+    for o in ["/dev/stdout", "-"] {
+        let out = reasonctl()
+            .args(args(o))
+            .current_dir(dir.path())
+            .assert()
+            .success();
+        assert_eq!(
+            String::from_utf8_lossy(&out.get_output().stdout),
+            expected,
+            "{o}"
+        );
+    }
+    assert!(!dir.path().join("-").exists());
+    // Standard output a file the shell opened to append: the output is appended to it through the shell's open
+    // file, not renamed over it.
+    let file = dir.path().join("log.nq");
+    fs::write(&file, "kept\n").unwrap();
+    let shell = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "\"$0\" {} >> '{}'",
+            args("/dev/stdout").join(" "),
+            file.display()
+        ))
+        .arg(assert_cmd::cargo::cargo_bin("reasonctl"))
+        .status()
+        .unwrap();
+    assert!(shell.success());
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        format!("kept\n{expected}")
+    );
+}

@@ -266,7 +266,14 @@ fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError>
     ))
 }
 
+/// `-o -` is standard output, as `-` is standard input for DATA and `--diff -` standard output for the patch (a
+/// file named `-` is `./-`).
+fn stdout_if_dash(output: Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
+    output.filter(|p| p.as_os_str() != "-")
+}
+
 fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
+    let output = stdout_if_dash(args.output);
     let (sources, load) = data(DataArgs {
         data: args.data,
         data_format: args.data_format,
@@ -308,8 +315,8 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         load,
         query: input,
         format: args.format,
-        terminal: args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
-        output: args.output,
+        terminal: output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        output,
         explain_plan: args.explain_plan,
         timeout,
         now,
@@ -394,7 +401,7 @@ fn reasoning(
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {
     let (sources, load) = data(args.data)?;
-    let (mut target, format) = match (args.output, args.out_dir) {
+    let (mut target, format) = match (stdout_if_dash(args.output), args.out_dir) {
         (Some(path), _) => {
             let format = match args.format {
                 Some(f) => f,
@@ -543,7 +550,7 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         sources,
         load,
         format: args.format,
-        output: args.output,
+        output: stdout_if_dash(args.output),
         state: args.state,
     })
 }
@@ -619,7 +626,7 @@ fn lint(args: LintArgs) -> Result<LintSettings, SettingsError> {
         load,
         format: args.format,
         deny_warnings: args.deny_warnings,
-        output: args.output,
+        output: stdout_if_dash(args.output),
         dataflow: args.engine == crate::cli::EngineArg::Dataflow,
     })
 }

@@ -14,7 +14,17 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let target = resolve_links(path)?;
+    let target = match resolve_links(path)? {
+        Resolved::Path(p) => p,
+        Resolved::Descriptor(fd) => {
+            // The process's own descriptor, its open file shared (offset, append mode): what a shell redirected
+            // there gets the output where it would have from standard output.
+            let file = duplicate(fd)?;
+            let mut out = BufWriter::with_capacity(1 << 16, file);
+            write(&mut out)?;
+            return out.flush();
+        }
+    };
     match fs::metadata(&target) {
         Ok(meta) if meta.is_dir() => {
             return Err(io::Error::new(
@@ -51,11 +61,63 @@ pub fn write_atomically(
     })
 }
 
+/// What a path finally names.
+enum Resolved {
+    /// A file (or a path that does not exist yet).
+    Path(PathBuf),
+    /// One of the process's open descriptors: `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`
+    /// (whose links are the kernel's, not paths: `pipe:[N]`, or a file the shell opened).
+    Descriptor(i32),
+}
+
+/// The descriptor a path names, if it is one of the process's own.
+fn descriptor(path: &Path) -> Option<i32> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdin" => return Some(0),
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let n = [
+        "/dev/fd/",
+        "/proc/self/fd/",
+        &format!("/proc/{}/fd/", std::process::id()),
+    ]
+    .iter()
+    .find_map(|p| text.strip_prefix(p))?;
+    n.parse().ok()
+}
+
+/// A new handle on the process's open descriptor `fd` (the same open file).
+#[cfg(unix)]
+fn duplicate(fd: i32) -> io::Result<fs::File> {
+    use std::os::fd::BorrowedFd;
+    // SAFETY: `fd` is checked open (`fcntl(F_GETFD)`) before it is borrowed, for the clone only.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+    Ok(fs::File::from(borrowed.try_clone_to_owned()?))
+}
+
+#[cfg(not(unix))]
+fn duplicate(_fd: i32) -> io::Result<fs::File> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "descriptor paths exist on Unix only",
+    ))
+}
+
 /// The file a path finally names: symbolic links followed (relative ones against their own directory), at most
-/// 40 of them, as the kernel does; a dangling link names the path it points to.
-fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+/// 40 of them, as the kernel does; a dangling link names the path it points to; a path (or link) to one of the
+/// process's descriptors names that descriptor.
+fn resolve_links(path: &Path) -> io::Result<Resolved> {
     let mut path = path.to_owned();
     for _ in 0..40 {
+        if let Some(fd) = descriptor(&path) {
+            return Ok(Resolved::Descriptor(fd));
+        }
         match fs::symlink_metadata(&path) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let to = fs::read_link(&path)?;
@@ -64,7 +126,7 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
                     _ => to,
                 };
             }
-            _ => return Ok(path),
+            _ => return Ok(Resolved::Path(path)),
         }
     }
     Err(io::Error::new(
