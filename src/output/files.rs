@@ -167,15 +167,19 @@ const MAX_STEM: usize = 200;
 
 /// The file-name stem of a graph: `default` for the default graph, otherwise the IRI percent-encoded so that
 /// only `A-Z a-z 0-9 - _ .` remain (a leading `.` is encoded too). Decoding the stem gives the IRI back, and
-/// no IRI encodes to `default` (an absolute IRI has a `:`, which is encoded). A stem longer than 200 bytes is cut
+/// no IRI encodes to `default`: an absolute IRI has a `:`, which is encoded, and the relative IRI `default`
+/// (`--lenient` keeps relative IRIs) has its first letter encoded, `%64efault` (so has `Default`, for file
+/// systems that ignore case). A stem longer than 200 bytes is cut
 /// and ends in `~` and a hash of the whole IRI; the `graphs.tsv` index names every file's graph in full.
 pub fn graph_file_stem(graph_iri: Option<&str>) -> String {
     let Some(iri) = graph_iri else {
         return "default".to_owned();
     };
     let mut stem = String::with_capacity(iri.len() * 2);
+    let clashes = iri.eq_ignore_ascii_case("default");
     for (i, b) in iri.bytes().enumerate() {
         match b {
+            _ if clashes && i == 0 => stem.push_str(&format!("%{b:02X}")),
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => stem.push(b as char),
             b'.' if i > 0 => stem.push('.'),
             _ => stem.push_str(&format!("%{b:02X}")),
@@ -237,6 +241,17 @@ mod tests {
             "http%3A%2F%2Fexample.org%2Fg%2F1"
         );
         assert_eq!(graph_file_stem(Some("..")), "%2E.");
+    }
+
+    #[test]
+    fn the_relative_graph_iri_default_is_not_the_default_graphs_file() {
+        for iri in ["default", "Default"] {
+            let stem = graph_file_stem(Some(iri));
+            assert!(!stem.eq_ignore_ascii_case("default"), "{stem}");
+            assert_eq!(graph_iri_of_stem(&stem).as_deref(), Some(iri));
+        }
+        assert_eq!(graph_file_stem(Some("default")), "%64efault");
+        assert_eq!(graph_file_stem(Some("defaults")), "defaults");
     }
 
     #[test]
