@@ -872,3 +872,49 @@ fn output_to_dev_stdout_or_dash_goes_to_the_descriptor_shared_with_the_shell() {
         format!("kept\n{expected}")
     );
 }
+
+#[test]
+fn csv_answers_quote_fields_with_commas_or_quotes_and_xml_keeps_a_carriage_return() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.nt");
+    fs::write(
+        &data,
+        "<http://e/a,b> <http://e/p> <<( <http://e/s> <http://e/p> \"x,y\" )>> .\n\
+         <http://e/c> <http://e/p> \"a\\rb\" .\n\
+         <http://e/d> <http://e/q> \"bell\\u0007\" .\n",
+    )
+    .unwrap();
+    let answer = |query: &str, format: &str| {
+        reasonctl()
+            .arg("query")
+            .arg(&data)
+            .args(["--query", query, "--format", format])
+            .output()
+            .unwrap()
+    };
+    let q = "SELECT ?s ?o ?none WHERE { ?s <http://e/p> ?o OPTIONAL { ?s <http://e/none> ?none } } ORDER BY ?s";
+    let csv = answer(q, "csv");
+    assert!(
+        csv.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(csv.stdout).unwrap(),
+        "s,o,none\r\n\
+         \"http://e/a,b\",\"<<( <http://e/s> <http://e/p> \"\"x,y\"\" )>>\",\r\n\
+         http://e/c,\"a\rb\",\r\n"
+    );
+    let xml = answer(q, "xml");
+    assert!(xml.status.success());
+    let text = String::from_utf8(xml.stdout).unwrap();
+    assert!(
+        text.contains("<literal>a&#xD;b</literal>") && !text.contains('\r'),
+        "{text}"
+    );
+    // A character XML 1.0 cannot carry: an error that names the formats that can, not a document no parser
+    // reads.
+    let bell = answer("SELECT ?o WHERE { ?s <http://e/q> ?o }", "xml");
+    assert_eq!(bell.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bell.stderr).contains("use --format json, tsv or csv"));
+}

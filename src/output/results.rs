@@ -74,6 +74,21 @@ pub fn write_solutions<W: Write>(
     format: QueryResultsFormat,
     out: W,
 ) -> io::Result<W> {
+    match format {
+        QueryResultsFormat::Csv => write_csv(terms, vars, rows, out),
+        QueryResultsFormat::Xml => serialize(terms, vars, rows, format, XmlText(out)).map(|x| x.0),
+        _ => serialize(terms, vars, rows, format, out),
+    }
+}
+
+/// Writes solutions with sparesults' serializer.
+fn serialize<W: Write>(
+    terms: &(impl TermSource + ?Sized),
+    vars: &[String],
+    rows: &Rows,
+    format: QueryResultsFormat,
+    out: W,
+) -> io::Result<W> {
     let variables: Vec<Variable> = vars
         .iter()
         .map(|v| Variable::new_unchecked(v.as_str()))
@@ -90,6 +105,87 @@ pub fn write_solutions<W: Write>(
         ser.serialize(bindings.iter().map(|(v, t)| (v.as_ref(), t.as_ref())))?;
     }
     ser.finish()
+}
+
+/// SPARQL 1.1 Query Results CSV: a header of the variables, a row per solution, lines ended by CRLF; an IRI as
+/// its text, a literal as its lexical form, a blank node as `_:label`, a triple term in N-Triples
+/// (`<<( <s> <p> "o" )>>`); a field holding `,`, `"`, CR or LF quoted, its `"` doubled (RFC 4180), so that an
+/// IRI with a comma stays one field.
+fn write_csv<W: Write>(
+    terms: &(impl TermSource + ?Sized),
+    vars: &[String],
+    rows: &Rows,
+    mut out: W,
+) -> io::Result<W> {
+    fn field(out: &mut impl Write, text: &str) -> io::Result<()> {
+        if text.contains([',', '"', '\r', '\n']) {
+            write!(out, "\"{}\"", text.replace('"', "\"\""))
+        } else {
+            out.write_all(text.as_bytes())
+        }
+    }
+    for (i, v) in vars.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        field(&mut out, v)?;
+    }
+    out.write_all(b"\r\n")?;
+    for row in rows.iter() {
+        for (i, &id) in row.iter().take(vars.len()).enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            let term = (id != ROW_UNBOUND).then(|| terms.to_oxrdf(id)).flatten();
+            let text = match term {
+                None => continue,
+                Some(Term::NamedNode(n)) => n.into_string(),
+                Some(Term::BlankNode(b)) => b.to_string(),
+                Some(Term::Literal(l)) => l.destruct().0,
+                Some(Term::Triple(t)) => {
+                    format!("<<( {} {} {} )>>", t.subject, t.predicate, t.object)
+                }
+            };
+            field(&mut out, &text)?;
+        }
+        out.write_all(b"\r\n")?;
+    }
+    Ok(out)
+}
+
+/// A writer of SPARQL Results XML that keeps a value's text as it is: a carriage return (which an XML parser
+/// reads as a line feed) is written `&#xD;`; a control character XML 1.0 cannot carry at all is an error naming
+/// the formats that can. The markup the serializer writes holds neither.
+struct XmlText<W>(W);
+
+impl<W: Write> Write for XmlText<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
+            match b {
+                b'\r' => {
+                    self.0.write_all(&buf[start..i])?;
+                    self.0.write_all(b"&#xD;")?;
+                    start = i + 1;
+                }
+                0x00..=0x08 | 0x0B | 0x0C | 0x0E..=0x1F => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "the answer holds the control character U+{b:04X}, which XML 1.0 cannot carry; use --format json, tsv or csv"
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// Writes SELECT solutions as a table: a header of the variables, a rule, a row per solution, each column as
