@@ -1332,8 +1332,14 @@ fn materialize_state(
                 .and_then(|mut out| out.flush())
                 .map_err(output::OutputError::Stdout)?;
         } else {
-            files::write_atomically(path, |w| {
-                rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ())
+            // Compressed as its extension says (`patch.rdfp.gz`), as `-o` is.
+            files::write_atomically(path, |w| match crate::codec::Codec::of_path(path) {
+                None => rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ()),
+                Some(codec) => {
+                    let mut e = codec.encoder(std::io::BufWriter::with_capacity(1 << 16, w))?;
+                    rdf::write_patch(&store.dict, &removed, &added, &mut e)?;
+                    e.finish()?.flush()
+                }
             })
             .map_err(|e| {
                 Failure::from(output::OutputError::Write {

@@ -1529,3 +1529,31 @@ fn an_ntriples_dump_is_compared_with_the_state_line_by_line_and_read_whole_when_
     assert!(stats["lines_compared"].is_null(), "{stats}");
     assert_eq!(out, fresh_nt(d));
 }
+
+#[test]
+fn a_diff_file_named_gz_is_written_compressed() {
+    let dir = folder();
+    save(dir.path());
+    fs::write(
+        dir.path().join("plus.nt"),
+        "<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n",
+    )
+    .unwrap();
+    add_plus(dir.path(), &["--diff", "p.rdfp.gz"]);
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(fs::File::open(dir.path().join("p.rdfp.gz")).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    assert!(
+        text.starts_with("TX .\n") && text.ends_with("TC .\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "A <http://example.org/d> <http://example.org/reach> <http://example.org/e> ."
+        ),
+        "{text}"
+    );
+}
