@@ -989,6 +989,15 @@ fn run_query(
         View::new(&store.quads, overlay),
         &options,
     )?;
+    // No --format: the -o file's extension, where it names a syntax for this kind of answer (else the default).
+    let format = settings.format.or_else(|| {
+        let f = AnswerFormat::of_path(settings.output.as_deref()?)?;
+        let fits = match &outcome.answer {
+            Answer::Triples(_) => f.rdf().is_some(),
+            _ => f.results().is_some(),
+        };
+        fits.then_some(f)
+    });
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         if settings.explain_plan {
             let namer = Namer {
@@ -1003,7 +1012,7 @@ fn run_query(
             );
         }
         // SELECT and ASK: JSON, or a table on a terminal; CONSTRUCT and DESCRIBE: N-Triples.
-        let solutions = settings.format.unwrap_or(if settings.terminal {
+        let solutions = format.unwrap_or(if settings.terminal {
             AnswerFormat::Table
         } else {
             AnswerFormat::Json
@@ -1023,8 +1032,7 @@ fn run_query(
                 None => writeln!(out, "{b}"),
             },
             Answer::Triples(t) => {
-                let f = settings
-                    .format
+                let f = format
                     .unwrap_or(AnswerFormat::NTriples)
                     .rdf()
                     .expect("checked below");

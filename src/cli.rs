@@ -305,7 +305,9 @@ pub struct QueryArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<crate::output::results::AnswerFormat>,
 
-    /// Write the answer to FILE (atomically) instead of stdout.
+    /// Write the answer to FILE (atomically) instead of stdout; without --format, an extension that names a
+    /// syntax for the answer (.json .srj .xml .srx .csv .tsv for SELECT and ASK, .nt .nq .ttl .trig for
+    /// CONSTRUCT and DESCRIBE) picks it.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 

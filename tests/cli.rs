@@ -918,3 +918,36 @@ fn csv_answers_quote_fields_with_commas_or_quotes_and_xml_keeps_a_carriage_retur
     assert_eq!(bell.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bell.stderr).contains("use --format json, tsv or csv"));
 }
+
+#[test]
+fn a_query_output_file_extension_picks_the_answer_syntax_when_it_suits_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let select = "SELECT ?o WHERE { <http://example.org/a> <http://example.org/p> ?o }";
+    let construct = "CONSTRUCT WHERE { <http://example.org/a> <http://example.org/p> ?o }";
+    for (query, file, starts) in [
+        (select, "a.csv", "o\r\nhttp://example.org/b\r\n"),
+        (select, "a.tsv", "?o\n<http://example.org/b>\n"),
+        (select, "a.srx", "<?xml"),
+        // An RDF extension does not suit a SELECT answer: the default, JSON.
+        (select, "a.nt", "{\"head\""),
+        (
+            construct,
+            "a.nq",
+            "<http://example.org/a> <http://example.org/p> <http://example.org/b> .\n",
+        ),
+        (
+            construct,
+            "a.ttl",
+            "@prefix ex: <http://example.org/> .\nex:a ex:p ex:b .\n",
+        ),
+    ] {
+        reasonctl()
+            .args(["query", &data, "--query", query, "-o"])
+            .arg(dir.path().join(file))
+            .assert()
+            .success();
+        let text = fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(text.starts_with(starts), "{file}: {text}");
+    }
+}

@@ -43,6 +43,22 @@ impl AnswerFormat {
         self == AnswerFormat::Table || self.results().is_some()
     }
 
+    /// The syntax a file's extension names (`.srj` and `.srx` too), if any.
+    pub fn of_path(path: &std::path::Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "json" | "srj" => AnswerFormat::Json,
+            "xml" | "srx" => AnswerFormat::Xml,
+            "csv" => AnswerFormat::Csv,
+            "tsv" => AnswerFormat::Tsv,
+            "nt" => AnswerFormat::NTriples,
+            "nq" => AnswerFormat::NQuads,
+            "ttl" => AnswerFormat::Turtle,
+            "trig" => AnswerFormat::Trig,
+            _ => return None,
+        })
+    }
+
     /// The results format, for SELECT and ASK (none for the table).
     pub fn results(self) -> Option<QueryResultsFormat> {
         Some(match self {
