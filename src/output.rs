@@ -8,8 +8,9 @@ pub mod progress;
 pub mod rdf;
 pub mod results;
 
+use std::fs;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 use thiserror::Error;
@@ -141,6 +142,10 @@ pub fn write_dataset(
         }
         OutputTarget::Dir(dir) => {
             files::ensure_dir(dir).map_err(write_error(dir.clone()))?;
+            // The files an earlier run listed: those this run does not write again go, after the new index,
+            // so that the folder holds this run's graphs only (files it never listed stay).
+            let earlier = earlier_files(dir);
+            let mut written: Vec<String> = Vec::new();
             let mut index = String::from("file\tgraph\n");
             for (graph, parts) in by_graph(quads) {
                 let joined: Vec<Quad>;
@@ -168,12 +173,41 @@ pub fn write_dataset(
                 files::write_atomically(&path, |w| write(chunk, w))
                     .map_err(write_error(path.clone()))?;
                 index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
+                written.push(name);
             }
             let path = dir.join("graphs.tsv");
             files::write_atomically(&path, |w| w.write_all(index.as_bytes()))
-                .map_err(write_error(path))
+                .map_err(write_error(path))?;
+            for name in earlier.iter().filter(|n| !written.contains(n)) {
+                let stale = dir.join(name);
+                // A regular file only, never through a link or over a device.
+                if fs::symlink_metadata(&stale).is_ok_and(|m| m.is_file()) {
+                    fs::remove_file(&stale).map_err(write_error(stale))?;
+                }
+            }
+            Ok(())
         }
     }
+}
+
+/// The file names an earlier run's `graphs.tsv` in `dir` lists (plain names only: no path, no hidden file, not
+/// the index itself); none when there is no index or it is not a regular file.
+fn earlier_files(dir: &Path) -> Vec<String> {
+    let path = dir.join("graphs.tsv");
+    if !fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
+    let Ok(text) = fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split('\t').next())
+        .filter(|n| {
+            !n.is_empty() && !n.starts_with('.') && *n != "graphs.tsv" && !n.contains(['/', '\\'])
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The quads of each graph, in the order given, the graphs in the order they first come: a graph's quads need

@@ -951,3 +951,35 @@ fn a_query_output_file_extension_picks_the_answer_syntax_when_it_suits_the_answe
         assert!(text.starts_with(starts), "{file}: {text}");
     }
 }
+
+#[test]
+fn out_dir_removes_the_graph_files_an_earlier_run_listed_and_this_one_does_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let out = dir.path().join("out");
+    let run = |data: &str| {
+        reasonctl()
+            .args(["materialize", data, "--include-asserted", "--out-dir"])
+            .arg(&out)
+            .assert()
+            .success();
+    };
+    run(&data);
+    let g = out.join("http%3A%2F%2Fexample.org%2Fg.ttl");
+    assert!(g.exists());
+    fs::write(out.join("notes.txt"), "mine").unwrap();
+    let smaller = dir.path().join("small.ttl");
+    fs::write(
+        &smaller,
+        "<http://example.org/a> <http://example.org/p> <http://example.org/b> .\n",
+    )
+    .unwrap();
+    run(smaller.to_str().unwrap());
+    let mut names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["default.ttl", "graphs.tsv", "notes.txt"]);
+    assert_eq!(fs::read_to_string(out.join("notes.txt")).unwrap(), "mine");
+}
