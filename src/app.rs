@@ -1258,7 +1258,13 @@ fn materialize_state(
         .state
         .as_deref()
         .expect("materialize --state");
-    let _held = crate::state::lock(dir).map_err(Failure::input)?;
+    // Without DATA and a change set the state is only read (it answers as it is): no hold, so that readers
+    // run side by side and a state in a folder the user cannot write is still read.
+    let writes = !settings.sources.is_empty() || !settings.change.is_empty();
+    let _held = match writes {
+        true => Some(crate::state::lock(dir).map_err(Failure::input)?),
+        false => None,
+    };
     let state::Updated {
         store,
         mut reasoned,

@@ -135,6 +135,7 @@ fn run_on_big_stack(settings: app::Settings) -> Result<Result<app::Outcome, app:
 }
 
 fn main() -> ExitCode {
+    reasonctl::output::files::note_inherited_descriptors();
     control::install(stop);
     watch_signals();
     // Diagnostics wrap at spaces only: IRIs and paths stay whole, so they can be copied.

@@ -680,6 +680,15 @@ pub struct Lock(#[allow(dead_code)] std::fs::File);
 /// (each from the state as it was) would lose one's change; the second is refused instead, not made to wait.
 pub fn lock(dir: &Path) -> Result<Lock, StateError> {
     let name = dir.display().to_string();
+    // `.`, `..`, `a/..` name no file: the folder they are (one lock, beside it, whatever the spelling).
+    let named;
+    let dir = match dir.file_name() {
+        Some(_) => dir,
+        None => {
+            named = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
+            &named
+        }
+    };
     let failed = |e: io::Error| StateError::Write {
         dir: name.clone(),
         reason: format!("cannot lock it: {e}"),

@@ -912,11 +912,16 @@ fn csv_answers_quote_fields_with_commas_or_quotes_and_xml_keeps_a_carriage_retur
         text.contains("<literal>a&#xD;b</literal>") && !text.contains('\r'),
         "{text}"
     );
-    // A character XML 1.0 cannot carry: an error that names the formats that can, not a document no parser
-    // reads.
+    // A character XML 1.0 cannot carry (a control character, U+FFFF): an error that names the formats that
+    // can, and nothing written, not a document no parser reads.
     let bell = answer("SELECT ?o WHERE { ?s <http://e/q> ?o }", "xml");
     assert_eq!(bell.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bell.stderr).contains("use --format json, tsv or csv"));
+    assert!(bell.stdout.is_empty());
+    fs::write(&data, "<http://e/d> <http://e/q> \"not\\uFFFFa char\" .\n").unwrap();
+    let noncharacter = answer("SELECT ?o WHERE { ?s <http://e/q> ?o }", "xml");
+    assert_eq!(noncharacter.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&noncharacter.stderr).contains("U+FFFF"));
 }
 
 #[test]
@@ -982,4 +987,46 @@ fn out_dir_removes_the_graph_files_an_earlier_run_listed_and_this_one_does_not_w
     names.sort();
     assert_eq!(names, ["default.ttl", "graphs.tsv", "notes.txt"]);
     assert_eq!(fs::read_to_string(out.join("notes.txt")).unwrap(), "mine");
+}
+
+#[cfg(unix)]
+#[test]
+fn output_to_a_descriptor_path_reaches_only_descriptors_the_shell_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    // Descriptor 3 is not passed: it is reasonctl's own (its signal pipe) or none; writing there is refused.
+    let out = reasonctl()
+        .args([
+            "materialize",
+            &data,
+            "--include-asserted",
+            "--format",
+            "nquads",
+            "-o",
+            "/dev/fd/3",
+        ])
+        .assert()
+        .code(2);
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stderr).contains("Bad file descriptor"),
+        "{}",
+        String::from_utf8_lossy(&out.get_output().stderr)
+    );
+    // Passed by the shell (`3> file`): written there.
+    let file = dir.path().join("three.nq");
+    let shell = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "\"$0\" materialize '{data}' --include-asserted --format nquads -o /dev/fd/3 3> '{}'",
+            file.display()
+        ))
+        .arg(assert_cmd::cargo::cargo_bin("reasonctl"))
+        .status()
+        .unwrap();
+    assert!(shell.success());
+    assert!(
+        fs::read_to_string(&file)
+            .unwrap()
+            .contains("<http://example.org/a>")
+    );
 }

@@ -291,6 +291,25 @@ fn refreshing_from_new_data_alone_keeps_the_state_rules_and_refreshing_without_d
         let manifest = fs::read_to_string(dir.path().join("st/manifest.json")).unwrap();
         assert!(manifest.contains("\"step\""), "{manifest}");
     }
+    // Only an option differs and no DATA is given: refreshing would derive the state from nothing too.
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "--state",
+            "st",
+            "--refresh",
+            "--owl2rl",
+            "--query",
+            q,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::state::refresh_needs_data"),
+        "{}",
+        stderr(&out)
+    );
     // A --rules file that cannot be read is that error, not a difference from the state.
     let out = run(
         dir.path(),
@@ -729,8 +748,13 @@ fn a_run_that_would_write_a_state_another_run_is_updating_is_refused_and_changes
             manifest
         );
     }
-    // Reading the state needs no hold.
+    // Reading the state needs no hold: a query, or materialize with no DATA and no change set.
     let read = run(dir.path(), &["query", "--state", "st", "--query", q]);
+    assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
+    let read = run(
+        dir.path(),
+        &["materialize", "--state", "st", "-o", "out.nq"],
+    );
     assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
     drop(lock);
     let (_, stats) = add_plus(dir.path(), &[]);
@@ -1166,6 +1190,28 @@ fn a_change_set_with_data_or_a_diff_over_another_output_is_refused() {
         stderr(&out)
     );
     assert!(!dir.path().join("st").exists());
+    // `--diff -` and `-o -` would both write to standard output.
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--diff",
+            "-",
+            "-o",
+            "-",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::diff_clash"),
+        "{}",
+        stderr(&out)
+    );
     // A change set needs a state to change.
     let out = run(
         dir.path(),

@@ -245,9 +245,11 @@ pub(super) fn obtain(
         let opened = from_state(dir, progress)?;
         let differs = conflicts(&opened.3.options, &given);
         if !differs.is_empty() {
-            return Err(failure(StateError::Mismatch {
-                dir: dir.display().to_string(),
-                differs: differs.join("; "),
+            let (dir, differs) = (dir.display().to_string(), differs.join("; "));
+            return Err(failure(if refresh {
+                StateError::RefreshWithoutData { dir, differs }
+            } else {
+                StateError::Mismatch { dir, differs }
             }));
         }
         return Ok(answered(opened));

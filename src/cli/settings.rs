@@ -401,6 +401,7 @@ fn reasoning(
 
 fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsError> {
     let (sources, load) = data(args.data)?;
+    let dash_output = args.output.as_deref().is_some_and(|p| p.as_os_str() == "-");
     let (mut target, format) = match (stdout_if_dash(args.output), args.out_dir) {
         (Some(path), _) => {
             let format = match args.format {
@@ -483,6 +484,13 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             },
         )?;
         clash("--stats", reasoning.stats.as_ref())?;
+        // `--diff -` puts the patch where the facts go without -o; `-o -` asks for them there too.
+        if diff.as_os_str() == "-" && dash_output {
+            return Err(SettingsError::DiffClash {
+                flag: "-o",
+                path: "-".to_owned(),
+            });
+        }
     }
     if let (OutputTarget::File(out), Some(stats)) = (&target, &reasoning.stats) {
         if same_file(out, stats) {

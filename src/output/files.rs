@@ -70,6 +70,36 @@ enum Resolved {
     Descriptor(i32),
 }
 
+/// The descriptors above 2 the process had when it started (noted by [`note_inherited_descriptors`]): those a
+/// shell passed (`3> file`, `>(gzip …)` as `/dev/fd/63`), not those reasonctl opened itself (a signal pipe, a
+/// state's lock), which a path must never reach.
+static INHERITED: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
+
+/// Notes the descriptors the process was started with; call first thing in `main`, before anything is opened.
+pub fn note_inherited_descriptors() {
+    let _ = INHERITED.get_or_init(|| {
+        let mut fds: Vec<i32> = fs::read_dir("/proc/self/fd")
+            .or_else(|_| fs::read_dir("/dev/fd"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .filter(|&fd| fd > 2)
+                    .collect()
+            })
+            .unwrap_or_default();
+        // The listing's own descriptor was open while it was read: it is closed now.
+        #[cfg(unix)]
+        fds.retain(|&fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1);
+        fds
+    });
+}
+
+/// Whether a descriptor may be written through a path: 0–2, or one the process was started with.
+fn writable_descriptor(fd: i32) -> bool {
+    (0..=2).contains(&fd) || INHERITED.get().is_some_and(|fds| fds.contains(&fd))
+}
+
 /// The descriptor a path names, if it is one of the process's own.
 fn descriptor(path: &Path) -> Option<i32> {
     let text = path.to_str()?;
@@ -116,6 +146,10 @@ fn resolve_links(path: &Path) -> io::Result<Resolved> {
     let mut path = path.to_owned();
     for _ in 0..40 {
         if let Some(fd) = descriptor(&path) {
+            if !writable_descriptor(fd) {
+                // As a shell's `>&N` of a descriptor it did not pass.
+                return Err(io::Error::from_raw_os_error(libc::EBADF));
+            }
             return Ok(Resolved::Descriptor(fd));
         }
         match fs::symlink_metadata(&path) {

@@ -92,7 +92,23 @@ pub fn write_solutions<W: Write>(
 ) -> io::Result<W> {
     match format {
         QueryResultsFormat::Csv => write_csv(terms, vars, rows, out),
-        QueryResultsFormat::Xml => serialize(terms, vars, rows, format, XmlText(out)).map(|x| x.0),
+        QueryResultsFormat::Xml => {
+            // Checked before anything is written: no half document.
+            for row in rows.iter() {
+                for &id in row.iter().take(vars.len()).filter(|&&id| id != ROW_UNBOUND) {
+                    if let Some(c) = terms.to_oxrdf(id).as_ref().and_then(xml_forbidden) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!(
+                                "the answer holds the character U+{:04X}, which XML 1.0 cannot carry; use --format json, tsv or csv",
+                                u32::from(c)
+                            ),
+                        ));
+                    }
+                }
+            }
+            serialize(terms, vars, rows, format, XmlText(out)).map(|x| x.0)
+        }
         _ => serialize(terms, vars, rows, format, out),
     }
 }
@@ -169,31 +185,36 @@ fn write_csv<W: Write>(
     Ok(out)
 }
 
+/// The first character of a term that XML 1.0 cannot carry (a control character other than tab, line feed and
+/// carriage return; U+FFFE, U+FFFF), if any.
+fn xml_forbidden(term: &Term) -> Option<char> {
+    let bad = |text: &str| {
+        text.chars().find(|&c| {
+            (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+        })
+    };
+    match term {
+        Term::NamedNode(n) => bad(n.as_str()),
+        Term::BlankNode(b) => bad(b.as_str()),
+        Term::Literal(l) => bad(l.value()),
+        Term::Triple(t) => xml_forbidden(&t.subject.clone().into())
+            .or_else(|| bad(t.predicate.as_str()))
+            .or_else(|| xml_forbidden(&t.object)),
+    }
+}
+
 /// A writer of SPARQL Results XML that keeps a value's text as it is: a carriage return (which an XML parser
-/// reads as a line feed) is written `&#xD;`; a control character XML 1.0 cannot carry at all is an error naming
-/// the formats that can. The markup the serializer writes holds neither.
+/// reads as a line feed) is written `&#xD;` (the markup the serializer writes holds none; the characters XML
+/// cannot carry at all are refused before, by [`xml_forbidden`]).
 struct XmlText<W>(W);
 
 impl<W: Write> Write for XmlText<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut start = 0;
-        for (i, &b) in buf.iter().enumerate() {
-            match b {
-                b'\r' => {
-                    self.0.write_all(&buf[start..i])?;
-                    self.0.write_all(b"&#xD;")?;
-                    start = i + 1;
-                }
-                0x00..=0x08 | 0x0B | 0x0C | 0x0E..=0x1F => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!(
-                            "the answer holds the control character U+{b:04X}, which XML 1.0 cannot carry; use --format json, tsv or csv"
-                        ),
-                    ));
-                }
-                _ => {}
-            }
+        for (i, _) in buf.iter().enumerate().filter(|(_, b)| **b == b'\r') {
+            self.0.write_all(&buf[start..i])?;
+            self.0.write_all(b"&#xD;")?;
+            start = i + 1;
         }
         self.0.write_all(&buf[start..])?;
         Ok(buf.len())
