@@ -864,7 +864,7 @@ fn cast(t: &Terms<'_>, v: &Value<'_>, dt: TermId) -> Option<Value<'static>> {
                 Lit::Bool(b) => i64::from(*b),
                 other => parse_integer(&text(other)?)?,
             };
-            if !integer_in_range(local, i) {
+            if !value::integer_in_range(local, i) {
                 return None;
             }
             if local == "integer" {
@@ -879,22 +879,6 @@ fn cast(t: &Terms<'_>, v: &Value<'_>, dt: TermId) -> Option<Value<'static>> {
             Value::Typed(Cow::Owned(s), dt)
         }
     })
-}
-
-fn integer_in_range(local: &str, i: i64) -> bool {
-    match local {
-        "int" => i32::try_from(i).is_ok(),
-        "short" => i16::try_from(i).is_ok(),
-        "byte" => i8::try_from(i).is_ok(),
-        "nonNegativeInteger" | "unsignedLong" => i >= 0,
-        "positiveInteger" => i > 0,
-        "negativeInteger" => i < 0,
-        "nonPositiveInteger" => i <= 0,
-        "unsignedInt" => u32::try_from(i).is_ok(),
-        "unsignedShort" => u16::try_from(i).is_ok(),
-        "unsignedByte" => u8::try_from(i).is_ok(),
-        _ => true,
-    }
 }
 
 /// Blank nodes minted by `BNODE(label)`: one node per label and solution.

@@ -193,6 +193,23 @@ pub fn is_integer_type(text: &str) -> bool {
     )
 }
 
+/// Whether `i` lies in the value space of the XSD integer type named `local` (`integer`: any).
+pub fn integer_in_range(local: &str, i: i64) -> bool {
+    match local {
+        "int" => i32::try_from(i).is_ok(),
+        "short" => i16::try_from(i).is_ok(),
+        "byte" => i8::try_from(i).is_ok(),
+        "nonNegativeInteger" | "unsignedLong" => i >= 0,
+        "positiveInteger" => i > 0,
+        "negativeInteger" => i < 0,
+        "nonPositiveInteger" => i <= 0,
+        "unsignedInt" => u32::try_from(i).is_ok(),
+        "unsignedShort" => u16::try_from(i).is_ok(),
+        "unsignedByte" => u8::try_from(i).is_ok(),
+        _ => true,
+    }
+}
+
 /// Parses an `xsd:integer` lexical form (optional sign, digits, surrounding whitespace allowed).
 pub fn parse_integer(lexical: &str) -> Option<i64> {
     let t = lexical.trim();
@@ -288,7 +305,11 @@ pub fn typed_literal<'t>(
                     TermRef::Iri(iri) => {
                         let text = iri.to_string();
                         if is_integer_type(&text) {
-                            parse_integer(lexical).map(|i| Lit::Num(Num::Int(i)))
+                            // Outside the type's range (`"300"^^xsd:byte`) the literal is ill-typed: no number.
+                            let local = text.rsplit('#').next().unwrap_or("");
+                            parse_integer(lexical)
+                                .filter(|&i| integer_in_range(local, i))
+                                .map(|i| Lit::Num(Num::Int(i)))
                         } else {
                             None
                         }
@@ -318,7 +339,8 @@ pub fn view<'v>(terms: &'v (impl TermSource + ?Sized), v: &'v Value<'_>) -> View
         Value::Num(n) => View::Lit(Lit::Num(*n)),
         Value::Str(s) => View::Lit(Lit::Str(Cow::Borrowed(s))),
         Value::Lang(s, l, d) => View::Lit(Lit::Lang(Cow::Borrowed(s), Cow::Borrowed(l), *d)),
-        Value::Typed(s, dt) => View::Lit(Lit::Other(Cow::Borrowed(s), *dt)),
+        // A computed typed literal (a cast to xsd:long, say) is seen as the same literal stored would be.
+        Value::Typed(s, dt) => View::Lit(typed_literal(terms, s, LiteralKind::Typed(*dt))),
         Value::DateTime(d) => View::Lit(Lit::DateTime(*d)),
         Value::Iri(s) => View::Iri(Cow::Borrowed(s)),
         Value::NewBlank(_) => View::Blank,
@@ -418,8 +440,10 @@ pub fn str_of<'v>(terms: &'v (impl TermSource + ?Sized), v: &'v Value<'_>) -> Op
 /// Value equality (`=`): `Some(true/false)`, or `None` for a type error (two literals of unknown datatypes that
 /// are not the same term, say).
 pub fn equals(terms: &(impl TermSource + ?Sized), a: &Value<'_>, b: &Value<'_>) -> Option<bool> {
+    // One stored term equals itself, but for NaN (IEEE 754: NaN = NaN is false) and a triple term, whose
+    // components are compared (one may be NaN).
     if let (Value::Term(x), Value::Term(y)) = (a, b) {
-        if x == y {
+        if x == y && !holds_nan_or_triple(terms.term(*x)) {
             return Some(true);
         }
     }
@@ -439,6 +463,18 @@ pub fn equals(terms: &(impl TermSource + ?Sized), a: &Value<'_>, b: &Value<'_>) 
         }
         (View::Lit(x), View::Lit(y)) => literal_equals(&x, &y),
         _ => Some(false),
+    }
+}
+
+/// Whether a stored term is an `xsd:double` or `xsd:float` NaN, or a triple term.
+fn holds_nan_or_triple(t: TermRef<'_>) -> bool {
+    match t {
+        TermRef::Triple(_) => true,
+        TermRef::Literal {
+            lexical,
+            kind: LiteralKind::Typed(wk::XSD_DOUBLE | wk::XSD_FLOAT),
+        } => lexical.trim() == "NaN",
+        _ => false,
     }
 }
 
