@@ -5,6 +5,7 @@ pub mod context;
 pub mod head;
 pub mod pattern;
 pub mod sexpr;
+mod strict;
 
 use serde_json::Value;
 
@@ -27,7 +28,7 @@ pub fn compile(
     dict: &mut Dictionary,
 ) -> Result<Rule, Vec<RuleError>> {
     let rule = id.to_owned();
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    let value: Value = strict::parse(text).map_err(|e| {
         if e.to_string().starts_with("recursion limit exceeded") {
             return vec![RuleError::TooDeep {
                 rule: rule.clone(),
