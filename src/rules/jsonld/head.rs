@@ -408,10 +408,9 @@ impl HeadBuilder<'_> {
     fn typed(&mut self, lexical: &str, datatype: &str) -> Option<TemplateTerm> {
         let local = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#");
         let valid = match local {
-            Some(
-                "integer" | "int" | "long" | "short" | "byte" | "nonNegativeInteger"
-                | "positiveInteger",
-            ) => parse_integer(lexical).is_some(),
+            // Every type derived from xsd:integer, its value in the type's range (`"300"^^xsd:byte` is not).
+            Some(l) if crate::exec::value::is_integer_type(datatype) => parse_integer(lexical)
+                .is_some_and(|i| crate::exec::value::integer_in_range(l, i)),
             Some("decimal") => parse_decimal(lexical).is_some(),
             Some("double" | "float") => parse_double(lexical).is_some(),
             Some("boolean") => parse_boolean(lexical).is_some(),
