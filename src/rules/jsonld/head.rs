@@ -409,8 +409,9 @@ impl HeadBuilder<'_> {
         let local = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#");
         let valid = match local {
             // Every type derived from xsd:integer, its value in the type's range (`"300"^^xsd:byte` is not).
-            Some(l) if crate::exec::value::is_integer_type(datatype) => parse_integer(lexical)
-                .is_some_and(|i| crate::exec::value::integer_in_range(l, i)),
+            Some(l) if crate::exec::value::is_integer_type(datatype) => {
+                parse_integer(lexical).is_some_and(|i| crate::exec::value::integer_in_range(l, i))
+            }
             Some("decimal") => parse_decimal(lexical).is_some(),
             Some("double" | "float") => parse_double(lexical).is_some(),
             Some("boolean") => parse_boolean(lexical).is_some(),
