@@ -61,7 +61,16 @@ pub fn compile(
     // applied): every key is accounted for.
     for key in map.keys() {
         match key.as_str() {
-            "@context" | "context" | "@id" | "@type" | "where" | "insert" => {}
+            "@context" | "context" | "@type" | "where" | "insert" => {}
+            // The rule's id: a string, or the id would silently fall back to the file's name.
+            "@id" if map["@id"].is_string() => {}
+            "@id" => errors.push(RuleError::JsonLdShape {
+                rule: rule.clone(),
+                message: format!(
+                    "a rule's \"@id\" is a string (its id), found {}",
+                    map["@id"]
+                ),
+            }),
             "groupBy" | "having" => errors.push(RuleError::Rejected {
                 rule: rule.clone(),
                 construct: "GROUP BY at the top of a body",
@@ -99,6 +108,16 @@ pub fn compile(
         }
         return Err(errors);
     };
+    // A rule that inserts nothing derives nothing: said, not run.
+    if insert.as_array().is_some_and(Vec::is_empty)
+        || insert.as_object().is_some_and(|m| m.is_empty())
+    {
+        errors.push(RuleError::JsonLdShape {
+            rule: rule.clone(),
+            message: "the \"insert\" is empty: the rule would derive nothing".to_owned(),
+        });
+        return Err(errors);
+    }
     let mut lowerer = Lowerer::new(&cx, dict);
     let body = match lowerer.where_clause(where_value) {
         Ok(op) => op,
