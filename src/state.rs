@@ -493,13 +493,7 @@ pub fn save(
     if exists && !(dir.is_dir() && (is_state(dir) || is_empty_dir(dir))) {
         return Err(StateError::NotAState { dir: name });
     }
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let base = dir
-        .file_name()
-        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    let (parent, base) = beside(dir);
     // Folders a killed run left beside the state are not states: they go.
     let stale = format!(".{base}.reasonctl-");
     if let Ok(entries) = std::fs::read_dir(&parent) {
@@ -670,6 +664,19 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
     Manifest::from_json(&v).ok_or_else(|| corrupt(format!("{MANIFEST} lacks a field")))
 }
 
+/// The folder a state folder is in, and its name (`state` when the path names none): the files written beside
+/// it (a new state, a lock) are named after it there.
+fn beside(dir: &Path) -> (PathBuf, String) {
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let base = dir
+        .file_name()
+        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    (parent, base)
+}
+
 /// A run's exclusive hold on a state it may write, from before it reads the state until it has saved it; let
 /// go when dropped (or when the process ends, however it ends).
 #[derive(Debug)]
@@ -693,13 +700,7 @@ pub fn lock(dir: &Path) -> Result<Lock, StateError> {
         dir: name.clone(),
         reason: format!("cannot lock it: {e}"),
     };
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let base = dir
-        .file_name()
-        .map_or_else(|| "state".into(), |n| n.to_string_lossy().into_owned());
+    let (parent, base) = beside(dir);
     let path = parent.join(format!(".{base}.reasonctl.lock"));
     let mut options = std::fs::OpenOptions::new();
     options.create(true).write(true).truncate(false);
