@@ -1261,10 +1261,10 @@ fn materialize_state(
     // Without DATA and a change set the state is only read (it answers as it is): no hold, so that readers
     // run side by side and a state in a folder the user cannot write is still read.
     let writes = !settings.sources.is_empty() || !settings.change.is_empty();
-    let _held = match writes {
-        true => Some(crate::state::lock(dir).map_err(Failure::input)?),
-        false => None,
-    };
+    let _held = writes
+        .then(|| crate::state::lock(dir))
+        .transpose()
+        .map_err(Failure::input)?;
     let state::Updated {
         store,
         mut reasoned,
@@ -1347,13 +1347,10 @@ fn materialize_state(
                 .map_err(output::OutputError::Stdout)?;
         } else {
             // Compressed as its extension says (`patch.rdfp.gz`), as `-o` is.
-            files::write_atomically(path, |w| match crate::codec::Codec::of_path(path) {
-                None => rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ()),
-                Some(codec) => {
-                    let mut e = codec.encoder(std::io::BufWriter::with_capacity(1 << 16, w))?;
-                    rdf::write_patch(&store.dict, &removed, &added, &mut e)?;
-                    e.finish()?.flush()
-                }
+            files::write_atomically(path, |w| {
+                crate::codec::write_through(crate::codec::Codec::of_path(path), w, |w| {
+                    rdf::write_patch(&store.dict, &removed, &added, w).map(|_| ())
+                })
             })
             .map_err(|e| {
                 Failure::from(output::OutputError::Write {

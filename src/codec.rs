@@ -119,6 +119,23 @@ impl Codec {
     }
 }
 
+/// Calls `write` with `out`, through `codec`'s encoder when there is one (buffered, and finished: a stream cut
+/// short is an error).
+pub fn write_through(
+    codec: Option<Codec>,
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    match codec {
+        None => write(out),
+        Some(codec) => {
+            let mut e = codec.encoder(io::BufWriter::with_capacity(1 << 16, out))?;
+            write(&mut e)?;
+            e.finish()?.flush()
+        }
+    }
+}
+
 /// `path` without its codec's extension (`dump.nt.gz` → `dump.nt`), and the codec; the path itself and `None`
 /// when it names none.
 pub fn split_path(path: &Path) -> (PathBuf, Option<Codec>) {

@@ -119,14 +119,9 @@ pub fn write_dataset(
 ) -> Result<(), OutputError> {
     // The quads written to `w`, through the codec's encoder (finished: a stream cut short is an error).
     let write = |quads: &[Quad], w: &mut dyn Write| -> io::Result<()> {
-        match codec {
-            None => rdf::write_quads(dict, prefixes, quads, format, w).map(|_| ()),
-            Some(codec) => {
-                let mut e = codec.encoder(io::BufWriter::with_capacity(1 << 16, w))?;
-                rdf::write_quads(dict, prefixes, quads, format, &mut e)?;
-                e.finish()?.flush()
-            }
-        }
+        crate::codec::write_through(codec, w, |w| {
+            rdf::write_quads(dict, prefixes, quads, format, w).map(|_| ())
+        })
     };
     match target {
         OutputTarget::Stdout => {
