@@ -10,6 +10,10 @@
 //!
 //! The rules: `reach(x,y) :- edge(x,y)` and `reach(x,z) :- edge(x,y), reach(y,z)`.
 //!
+//! Then `--owl2rl` over chains of 500, 1,000 and 2,000 `owl:sameAs` links (one class; n² pairs), with eq-trans and
+//! eq-sym as union-find classes inside OWL's recursive group against iterated (`--no-closure`, 500 links only: it
+//! is cubic).
+//!
 //! Run: `cargo bench --bench closure` (`REASONCTL_CLOSURE_RUNS`, default 3). Data goes to `benches/data/`.
 
 mod materialize_run;
@@ -83,6 +87,27 @@ fn random_graph(n: u64, m: u64) -> PathBuf {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let edges: Vec<(u64, u64)> = (0..m).map(|_| (rng.below(n), rng.below(n))).collect();
     write_edges(&format!("closure-graph-{n}-{m}.nt"), edges.into_iter())
+}
+
+fn same_as_chain(n: u64) -> PathBuf {
+    let path = data_dir().join(format!("closure-sameas-{n}.nt"));
+    if !path.exists() {
+        let same = "http://www.w3.org/2002/07/owl#sameAs";
+        let mut text: String = (0..n)
+            .map(|i| {
+                format!(
+                    "<http://example.org/n{i}> <{same}> <http://example.org/n{}> .\n",
+                    i + 1
+                )
+            })
+            .collect();
+        text.push_str("<http://example.org/n0> <http://example.org/name> \"zero\" .\n");
+        text.push_str(
+            "<http://example.org/a> <http://example.org/knows> <http://example.org/n3> .\n",
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    path
 }
 
 fn rules() -> PathBuf {
@@ -214,6 +239,26 @@ fn main() {
             ),
             Some(Err(why)) => println!("{:<22} pyoxigraph p+: did not finish: {why}", ""),
             None => println!("{:<22} pyoxigraph: not installed", ""),
+        }
+    }
+    let stats = data_dir().join("closure-stats.json");
+    for n in [500, 1_000, 2_000] {
+        let data = same_as_chain(n);
+        let name = format!("sameAs chain {n}");
+        let run = |extra: &[&str]| {
+            let mut args = vec![data.as_os_str(), "--owl2rl".as_ref(), "--format".as_ref()];
+            args.push("nquads".as_ref());
+            args.extend(extra.iter().map(std::ffi::OsStr::new));
+            materialize_run::materialize(&args, &stats)
+        };
+        row(
+            &name,
+            "classes",
+            &materialize_run::median(runs, || run(&[])),
+        );
+        if n == 500 {
+            let iterated = materialize_run::median(runs.min(2), || run(&["--no-closure"]));
+            row(&name, "iterated", &iterated);
         }
     }
 }

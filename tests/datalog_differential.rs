@@ -156,7 +156,8 @@ fn nquads(store: &Store, overlay: &Overlay) -> String {
     .expect("utf-8")
 }
 
-/// A run: the derived facts as sorted N-Quads, whether it was capped, whether a closure ran compiled.
+/// A run: the derived facts as sorted N-Quads, whether it was capped, whether a closure ran compiled (a path or a
+/// two-rule equivalence).
 fn run_with(
     data: &str,
     rules: &[String],
@@ -166,6 +167,24 @@ fn run_with(
     max_facts: Option<usize>,
     path_limit: Option<usize>,
 ) -> (String, bool, bool) {
+    let (facts, capped, notes) = run_noting(
+        data,
+        rules,
+        (schedule, threads, closure),
+        max_facts,
+        path_limit,
+    );
+    (facts, capped, notes.contains(&"compiled to a path"))
+}
+
+/// [`run_with`], with what the report says of each rule's closure.
+fn run_noting(
+    data: &str,
+    rules: &[String],
+    (schedule, threads, closure): (Schedule, usize, bool),
+    max_facts: Option<usize>,
+    path_limit: Option<usize>,
+) -> (String, bool, Vec<&'static str>) {
     let mut store = load(data, None);
     let program = compile(rules, &mut store);
     let mut options = options(schedule, threads, closure);
@@ -180,11 +199,8 @@ fn run_with(
     if max_facts.is_none() {
         assert!(report.capped.is_none(), "capped: {report:?}");
     }
-    let compiled = report
-        .rules
-        .iter()
-        .any(|r| r.closure == Some("compiled to a path"));
-    (nquads(&store, &overlay), report.capped.is_some(), compiled)
+    let notes = report.rules.iter().filter_map(|r| r.closure).collect();
+    (nquads(&store, &overlay), report.capped.is_some(), notes)
 }
 
 /// Maintenance: the rules run over `old`, then [`maintain::update`] brings their facts up to date for `new`
@@ -434,6 +450,39 @@ proptest! {
             let (_, capped_compiled, _) = run_with(&data, &rules, Schedule::Staged, 1, true, cap, None);
             let (_, capped_iterated, _) = run_with(&data, &rules, Schedule::Staged, 1, false, cap, None);
             prop_assert!(capped_compiled && capped_iterated);
+        }
+    }
+
+    #[test]
+    fn an_equivalence_sharing_its_group_derives_what_iteration_and_whole_program_evaluation_derive(
+        (data, _) in arb_closure_data(),
+        rotate in 0usize..5,
+        nodes_only in any::<bool>(),
+    ) {
+        // eq-trans and eq-sym over r, in one recursive group with r made from t and t copied along r (eq-rep-s
+        // and eq-rep-o): literal objects of t become literal ends of r's classes (with `nodes_only`, only the
+        // classes spread them, not the copies).
+        let only = |v: &str| if nodes_only { format!("FILTER (!isLiteral(?{v}))") } else { String::new() };
+        let mut rules = vec![
+            format!("CONSTRUCT {{ ?x <{EX}r> ?z }} WHERE {{ ?x <{EX}r> ?y . ?y <{EX}r> ?z }}"),
+            format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?y <{EX}r> ?x }}"),
+            format!("CONSTRUCT {{ ?x <{EX}r> ?y }} WHERE {{ ?x <{EX}t> ?y }}"),
+            format!("CONSTRUCT {{ ?s2 <{EX}t> ?o }} WHERE {{ ?s <{EX}r> ?s2 . ?s <{EX}t> ?o {} }}", only("o")),
+            format!("CONSTRUCT {{ ?s <{EX}t> ?o2 }} WHERE {{ ?o <{EX}r> ?o2 . ?s <{EX}t> ?o {} }}", only("o2")),
+        ];
+        rules.rotate_left(rotate);
+        let classes = "union-find classes in its group";
+        let (kept, _, notes) = run_noting(&data, &rules, (Schedule::Staged, 1, true), None, None);
+        let (iterated, _, _) = run_noting(&data, &rules, (Schedule::Staged, 1, false), None, None);
+        prop_assert_eq!(&kept, &iterated, "rules: {:#?}", rules);
+        prop_assert_eq!(&kept, &run(&data, &rules, Schedule::WholeProgram, 1), "rules: {:#?}", rules);
+        prop_assert_eq!(&kept, &run(&data, &rules, Schedule::Staged, 4), "rules: {:#?}", rules);
+        prop_assert_eq!(notes.iter().filter(|n| **n == classes).count(), 2, "rules: {:#?}", rules);
+        let total = kept.lines().count();
+        if total >= 2 {
+            let cap = Some(total - 1);
+            let (_, capped, _) = run_noting(&data, &rules, (Schedule::Staged, 1, true), cap, None);
+            prop_assert!(capped);
         }
     }
 

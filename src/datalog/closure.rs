@@ -15,7 +15,12 @@
 //! ([`Shape::Equivalence`]): it derives every pair of nodes in one connected component of R₀'s links between IRIs
 //! and blank nodes (each member with itself included), and each member with every literal or triple-term object
 //! R₀ gives any member (such an object is never a subject, so nothing goes on from it). Components come from a
-//! union-find, not from iterating the square rule's cubic joins.
+//! union-find, not from iterating the square rule's cubic joins. The same two rules inside a larger recursive group
+//! (OWL 2 RL's equality rules) keep their [`Classes`] across the group's passes ([`equivalence_within`]).
+
+pub mod classes;
+
+pub use classes::Classes;
 
 use rayon::prelude::*;
 
@@ -257,6 +262,14 @@ impl UnionFind {
         }
     }
 
+    /// One more element, alone in its set.
+    pub(super) fn push(&mut self) {
+        let n = self.parent.len() as u32;
+        self.parent.push(n);
+        self.size.push(1);
+        self.linked.push(false);
+    }
+
     pub(super) fn find(&mut self, mut i: u32) -> u32 {
         while self.parent[i as usize] != i {
             let grand = self.parent[self.parent[i as usize] as usize];
@@ -344,6 +357,19 @@ pub fn recognize_group(rules: &[&Rule]) -> Option<(usize, Closure)> {
         }
         _ => None,
     }
+}
+
+/// In a recursive group of more than two rules, a square rule on R and `R(x,y) :- R(y,x)`: their positions in
+/// `rules` (the square rule's first; its facts are credited to it) and R. They then run as [`Classes`].
+pub fn equivalence_within(rules: &[&Rule]) -> Option<(usize, usize, TermId)> {
+    if rules.len() <= 2 {
+        return None;
+    }
+    rules.iter().enumerate().find_map(|(at, rule)| {
+        let square = recognize(rule).filter(|c| c.shape == Shape::Square)?;
+        let other = rules.iter().position(|r| symmetric(r) == Some(square.r))?;
+        Some((at, other, square.r))
+    })
 }
 
 /// The predicate R of a rule `R(x,y) :- R(y,x)` (one head in the default graph, one pattern), if it is one.

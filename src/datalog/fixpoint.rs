@@ -31,7 +31,7 @@ use crate::query::instantiate;
 use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
 
 use super::budget::{Budget, CapReason};
-use super::closure::{self, Closure};
+use super::closure::{self, Classes, Closure};
 use super::delta::{Seeding, seeded, seeding};
 use super::{Program, Report, RuleReport, StageReport};
 
@@ -220,6 +220,29 @@ pub fn run_over(
             closure::recognize_group(&bodies).map(|(at, c)| (rules[at], c))
         })
         .collect();
+    // Groups holding the square rule and its symmetric rule among others (OWL 2 RL's eq-trans and eq-sym): the two
+    // run as classes kept across the group's passes, the others as bodies.
+    let mut classes: Vec<Option<GroupClasses>> = groups
+        .iter()
+        .map(|(rules, recursive, _)| {
+            if !*recursive || !options.closure || options.schedule != Schedule::Staged {
+                return None;
+            }
+            let bodies: Vec<&crate::rules::Rule> =
+                rules.iter().map(|&r| &program.rules[r]).collect();
+            closure::equivalence_within(&bodies).map(|(square, symmetric, r)| GroupClasses {
+                square: rules[square],
+                symmetric: rules[symmetric],
+                classes: Classes::new(r),
+                started: false,
+            })
+        })
+        .collect();
+    for c in classes.iter().flatten() {
+        for r in [c.square, c.symmetric] {
+            report.rules[r].closure = Some(CLASSES);
+        }
+    }
     let mut group_of = vec![0usize; n];
     for (g, (rules, _, _)) in groups.iter().enumerate() {
         for &r in rules {
@@ -305,7 +328,13 @@ pub fn run_over(
                 break 'stages;
             }
             let mut jobs: Vec<Job<'_>> = Vec::new();
+            // (group, the facts its classes take: None for every R fact of the view)
+            let mut class_work: Vec<(usize, Option<&[Triple]>)> = Vec::new();
             for (g, delta) in &active {
+                let by_classes = classes[*g].as_ref().map(|c| {
+                    class_work.push((*g, delta.as_deref().filter(|_| c.started)));
+                    [c.square, c.symmetric]
+                });
                 if delta.is_none() {
                     let view = View::new(&store.quads, &overlay);
                     if let Some((rule, c)) = &closures[*g] {
@@ -323,6 +352,9 @@ pub fn run_over(
                     }
                 }
                 for &r in &groups[*g].0 {
+                    if by_classes.is_some_and(|rules| rules.contains(&r)) {
+                        continue;
+                    }
                     let body = &program.rules[r].body;
                     let how = match &change_seedings {
                         Some(c) if first => &c[r],
@@ -363,28 +395,38 @@ pub fn run_over(
                 ),
                 _ => Cancel::new(),
             };
-            let outs: Vec<Result<JobOut, ExecError>> = {
+            let limits = Limits {
+                now: options.now,
+                cancel: &cancel,
+                found: &found_so_far,
+                room,
+                path_limit: options.path_limit,
+                made_cap: usize::MAX,
+                also: None,
+                compact: true,
+            };
+            let mut outs: Vec<Result<JobOut, ExecError>> = {
                 let shared: &Store = store;
                 let overlay_ref = &overlay;
-                let run_job = |job: &Job<'_>| {
-                    let limits = Limits {
-                        now: options.now,
-                        cancel: &cancel,
-                        found: &found_so_far,
-                        room,
-                        path_limit: options.path_limit,
-                        made_cap: usize::MAX,
-                        also: None,
-                        compact: true,
-                    };
-                    run_body(program, job, shared, overlay_ref, &limits)
-                };
+                let run_job = |job: &Job<'_>| run_body(program, job, shared, overlay_ref, &limits);
                 if options.parallel {
                     jobs.par_iter().map(run_job).collect()
                 } else {
                     jobs.iter().map(run_job).collect()
                 }
             };
+            // The classes' jobs come last (their facts are credited to the square rule).
+            let classes_from = jobs.len();
+            for (g, facts) in class_work {
+                let c = classes[g].as_mut().expect("a group with classes");
+                outs.push(run_classes(c, facts, store, &overlay, &limits));
+                jobs.push(Job {
+                    rule: c.square,
+                    body: &program.rules[c.square].body,
+                    seed: None,
+                    compiled: None,
+                });
+            }
             // Merge in job order: deterministic whatever ran first.
             let mut capped: Option<CapReason> = None;
             // Closure groups whose compiled body ran (done), or hit a path limit (they iterate instead).
@@ -427,6 +469,9 @@ pub fn run_over(
                 if job.compiled.is_some() {
                     closed.push(g);
                     report.rules[job.rule].closure = Some("compiled to a path");
+                }
+                if j >= classes_from {
+                    report.rules[job.rule].closure = Some(CLASSES);
                 }
                 let rr = &mut report.rules[out.rule];
                 rr.time += out.elapsed;
@@ -768,22 +813,14 @@ pub(super) fn run_body(
                 pairs.len() <= limits.room
             },
         )?;
-        let mut quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
-            .into_iter()
-            .map(|(x, z)| [g, x, c.r, z])
-            .collect();
-        if limits.compact && !bounded {
-            // Sorted already: only the pairs held (asserted, or derived before) go.
-            drop_known(&mut quads, |q| *q, store, overlay);
-        }
-        return Ok(JobOut {
-            rule: job.rule,
-            rows: quads.len() as u64,
-            made: quads.len() as u64,
-            quads,
-            locals: Vec::new(),
-            elapsed: started.elapsed(),
-        });
+        return Ok(pair_facts(
+            (job.rule, c.r),
+            pairs,
+            store,
+            overlay,
+            limits,
+            started,
+        ));
     }
     let dataset = Dataset::default();
     let seeded_body = job.seed.map(|(atom, delta)| seeded(job.body, atom, delta));
@@ -876,6 +913,92 @@ pub(super) fn run_body(
         made,
         elapsed: started.elapsed(),
     })
+}
+
+/// A closure's pairs `(x, z)` as the facts `x R z` (default graph) of `rule`: sorted, and without those held
+/// (asserted, or derived before) unless the budget kept them out already.
+fn pair_facts(
+    (rule, r): (usize, TermId),
+    pairs: Vec<(TermId, TermId)>,
+    store: &Store,
+    overlay: &Overlay,
+    limits: &Limits<'_>,
+    started: Instant,
+) -> JobOut {
+    let g = TermId::DEFAULT_GRAPH;
+    let mut quads: Vec<Quad> = sort_pairs(pairs, store.dict.end())
+        .into_iter()
+        .map(|(x, z)| [g, x, r, z])
+        .collect();
+    if limits.compact && limits.room == usize::MAX {
+        // Sorted already: one merge against what is held.
+        drop_known(&mut quads, |q| *q, store, overlay);
+    }
+    JobOut {
+        rule,
+        rows: quads.len() as u64,
+        made: quads.len() as u64,
+        quads,
+        locals: Vec::new(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// What a group's classes report as their rules' closure.
+const CLASSES: &str = "union-find classes in its group";
+
+/// The square rule and its symmetric rule of a larger group, as classes kept across the group's passes.
+struct GroupClasses {
+    square: usize,
+    symmetric: usize,
+    classes: Classes,
+    /// Whether the classes took the view's R facts (at the group's first pass, whatever seeds it).
+    started: bool,
+}
+
+/// One pass of a group's classes: at the first, every R fact of the view; then the group's new ones (`facts`).
+/// Each pair the classes gain is a fact of the square rule.
+fn run_classes(
+    c: &mut GroupClasses,
+    facts: Option<&[Triple]>,
+    store: &Store,
+    overlay: &Overlay,
+    limits: &Limits<'_>,
+) -> Result<JobOut, ExecError> {
+    let started = Instant::now();
+    let view = View::with(&store.quads, overlay, limits.also);
+    let (g, r) = (TermId::DEFAULT_GRAPH, c.classes.r);
+    let bounded = limits.room != usize::MAX;
+    let mut pairs: Vec<(TermId, TermId)> = Vec::new();
+    let mut emit = |x, z| {
+        if !(bounded && view.contains(g, [x, r, z])) {
+            pairs.push((x, z));
+        }
+        pairs.len() <= limits.room
+    };
+    let cancel = limits.cancel;
+    match facts {
+        Some(facts) => c.classes.add(
+            facts.iter().filter(|t| t[1] == r).map(|t| (t[0], t[2])),
+            &store.dict,
+            cancel,
+            &mut emit,
+        ),
+        None => {
+            c.started = true;
+            let held = view.scan(g, &[None, Some(r), None]).map(|t| (t[0], t[2]));
+            c.classes.add(held, &store.dict, cancel, &mut emit)
+        }
+    }?;
+    limits.found.fetch_add(pairs.len(), Ordering::Relaxed);
+    Ok(pair_facts(
+        (c.square, r),
+        pairs,
+        store,
+        overlay,
+        limits,
+        started,
+    ))
 }
 
 /// A body's facts past which they are compacted ([`compact_from`]): below it, the pass's merge does the work.

@@ -130,6 +130,21 @@ impl<T: TermSource> Cx<'_, T> {
         closure::recognize_group(&rules).map(|(_, c)| c)
     }
 
+    /// The square rule and its symmetric rule of a larger recursive group (run as union-find classes, unless
+    /// `--no-closure`): their ids and R.
+    fn classes(&self, group: &Group) -> Option<(&str, &str, TermId)> {
+        if !group.recursive {
+            return None;
+        }
+        let rules: Vec<&crate::rules::Rule> = group
+            .rules
+            .iter()
+            .map(|&r| &self.program.rules[r])
+            .collect();
+        closure::equivalence_within(&rules)
+            .map(|(a, b, r)| (self.id(group.rules[a]), self.id(group.rules[b]), r))
+    }
+
     fn closure_text(&self, c: &Closure) -> String {
         c.describe(|id| self.prefixes.compact(&self.iri(id)))
     }
@@ -208,6 +223,13 @@ impl<T: TermSource> Cx<'_, T> {
                 if let Some(c) = self.closure(group) {
                     let _ = writeln!(out, "    compiles to a path: {}", self.closure_text(&c));
                 }
+                if let Some((square, symmetric, r)) = self.classes(group) {
+                    let r = self.prefixes.compact(&self.iri(r));
+                    let _ = writeln!(
+                        out,
+                        "    {square} and {symmetric} run as union-find classes of {r}"
+                    );
+                }
                 for e in deps.edges.iter().filter(|e| group.rules.contains(&e.to)) {
                     let from = self.id(e.from);
                     let to = format!("{} {}", e.kind.arrow(), self.id(e.to));
@@ -257,6 +279,10 @@ impl<T: TermSource> Cx<'_, T> {
                         "recursive": g.recursive,
                         "rules": g.rules.iter().map(|&r| self.id(r)).collect::<Vec<_>>(),
                         "closure": self.closure(g).map(|c| c.describe(|id| format!("<{}>", self.iri(id)))),
+                        "classes": self.classes(g).map(|(square, symmetric, r)| json!({
+                            "rules": [square, symmetric],
+                            "predicate": self.iri(r),
+                        })),
                     })).collect::<Vec<_>>(),
                 })
             })

@@ -525,7 +525,41 @@ impl Planner<'_> {
                     let whole = self.estimate(op, &VarSet::new());
                     rows > 10_000.0 && rows > 4.0 * whole && whole < 5e6
                 };
-            let stage = if seedable(op, &outer) && !hash_pattern {
+            // Many input rows that each meet many matches a filter then drops (`?s ?p ?o` with ?s bound and
+            // `FILTER (!sameTerm(?p, owl:sameAs))`, over an owl:sameAs class of n terms: n² rows meeting n facts
+            // each): the pattern's matches filtered once, then hashed. A filter reading only the pattern's own
+            // variables (no EXISTS, which sees the whole row) gives the same verdict on the pattern's match as on
+            // the joined row.
+            let own = op.certain_vars();
+            let pushable: Vec<usize> = (0..filters.len())
+                .filter(|&f| !filters[f].has_exists() && filters[f].vars().is_subset(&own))
+                .collect();
+            let hash_filtered = self.reorder
+                && !hash_pattern
+                && matches!(op, Op::Pattern(_))
+                && !keys.is_empty()
+                && !pushable.is_empty()
+                && {
+                    let whole = self.estimate(op, &VarSet::new());
+                    rows > 10_000.0 && rows * per_row > 4.0 * whole && whole < 5e6
+                };
+            let stage = if hash_filtered {
+                let mut build = op.clone();
+                for f in pushable.iter().rev() {
+                    build = Op::Filter {
+                        input: Box::new(build),
+                        expr: filters.remove(*f).clone(),
+                    };
+                }
+                let build = self.plan(&build, &VarSet::new());
+                self.node(
+                    per_row,
+                    Kind::HashJoin {
+                        build: Box::new(build),
+                        keys,
+                    },
+                )
+            } else if seedable(op, &outer) && !hash_pattern {
                 self.plan(op, &certain)
             } else {
                 let build = self.plan(op, &VarSet::new());
