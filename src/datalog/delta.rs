@@ -15,7 +15,7 @@
 //! ```
 
 use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
-use crate::store::{TermId, Triple};
+use crate::store::{TermId, Triple, View};
 
 use super::footprint::{Access, expr_reads, op_reads};
 
@@ -90,6 +90,28 @@ fn replaceable(tp: &TriplePattern) -> bool {
         }
     }
     matches!(tp.terms[1], PatternTerm::Const(_))
+}
+
+/// Whether a top-level triple pattern of the body other than the seeded `atom` has no match in `view` whatever
+/// its variables are (say `?x owl:maxQualifiedCardinality ?n` over data without one): the seeded body then finds
+/// nothing, and the seed (one row per new fact of the group) need not be built. A body is a join of its operands.
+pub fn finds_nothing(body: &Op, atom: usize, view: &View<'_>) -> bool {
+    let (ops, _) = top_level(body);
+    ops.iter().enumerate().any(|(i, op)| {
+        let Op::Pattern(tp) = op else {
+            return false;
+        };
+        let graph = match tp.graph {
+            GraphTerm::Default => TermId::DEFAULT_GRAPH,
+            GraphTerm::Named(g) => g,
+            GraphTerm::Var(_) => return false,
+        };
+        let pattern = tp.terms.clone().map(|t| match t {
+            PatternTerm::Const(c) => Some(c),
+            _ => None,
+        });
+        i != atom && view.count(graph, &pattern) == 0
+    })
 }
 
 /// The body with its `atom`-th top-level operand seeded by `delta` (the group's new default-graph facts).
@@ -180,6 +202,28 @@ mod tests {
         assert_eq!(seeding(&body, false, &[write(50)]), Seeding::Whole);
         let union = Op::join(Op::union(pat(0, 50, 1), pat(0, 70, 1)), pat(1, 60, 2));
         assert_eq!(seeding(&union, true, &[write(50)]), Seeding::Whole);
+    }
+
+    #[test]
+    fn a_seeded_body_finds_nothing_when_another_atom_has_no_match_at_all() {
+        use crate::store::{Overlay, QuadStore};
+        // reach(x,z) :- reach(x,y), edge(y,z), over reach facts and no edge.
+        let body = Op::join(pat(0, 50, 1), pat(1, 60, 2));
+        let store = QuadStore::from_graphs(vec![(
+            TermId::DEFAULT_GRAPH,
+            vec![[TermId(7), TermId(50), TermId(8)]],
+        )]);
+        let overlay = Overlay::new();
+        let view = View::new(&store, &overlay);
+        assert!(finds_nothing(&body, 0, &view));
+        assert!(!finds_nothing(&body, 1, &view));
+        // An edge derived since: the seeded body may find something.
+        let mut overlay = Overlay::new();
+        overlay.add(
+            TermId::DEFAULT_GRAPH,
+            vec![[TermId(8), TermId(60), TermId(9)]],
+        );
+        assert!(!finds_nothing(&body, 0, &View::new(&store, &overlay)));
     }
 
     #[test]

@@ -823,6 +823,19 @@ pub(super) fn run_body(
         ));
     }
     let dataset = Dataset::default();
+    if job
+        .seed
+        .is_some_and(|(atom, _)| super::delta::finds_nothing(job.body, atom, &view))
+    {
+        return Ok(JobOut {
+            rule: job.rule,
+            quads: Vec::new(),
+            locals: Vec::new(),
+            rows: 0,
+            made: 0,
+            elapsed: started.elapsed(),
+        });
+    }
     let seeded_body = job.seed.map(|(atom, delta)| seeded(job.body, atom, delta));
     let body = seeded_body.as_ref().unwrap_or(job.body);
     let plan = plan::plan(body, rule.vars.clone(), view, &dataset, &VarSet::new());
