@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use super::{Failure, MaterializeSettings, Reasoned, Run, remaining, run_options};
 use crate::control::{self, Phase};
-use crate::datalog::explain::{self, Premise, Slot};
+use crate::datalog::explain::{self, Derivation, GraphSlot, Premise, Slot};
 use crate::datalog::provenance::{self, Level, NS};
 use crate::exec::terms::Terms;
 use crate::output::deps::Prefixes;
@@ -102,8 +102,21 @@ pub(super) fn provenance(
             continue;
         };
         let rule = credited[i].1;
-        let Some(derivation) = node.derivations.iter().flatten().find(|d| d.rule == rule) else {
+        // Of the credited rule's derivations, the first by content: the same whatever the terms' ids (a maintained
+        // state numbers them in another order than a fresh load).
+        let mut candidates = node.derivations.iter().flatten().filter(|d| d.rule == rule);
+        let Some(first) = candidates.next() else {
             continue;
+        };
+        let derivation = match candidates.next() {
+            None => first,
+            Some(second) => [first, second]
+                .into_iter()
+                .chain(candidates)
+                .map(|d| (content(d, &store.dict), d))
+                .min_by(|a, b| a.0.cmp(&b.0))
+                .map(|(_, d)| d)
+                .expect("two candidates"),
         };
         let mut writer = Premises {
             terms,
@@ -141,6 +154,59 @@ pub(super) fn prefixes(
             }
         }
     }
+    out
+}
+
+/// A derivation's premises as text, in body order: each term in N-Triples syntax, variables by name.
+fn content(d: &Derivation, terms: &(impl TermSource + ?Sized)) -> Vec<String> {
+    fn slot(s: &Slot, terms: &(impl TermSource + ?Sized), out: &mut Vec<String>) {
+        match s {
+            Slot::Term(id) => out.push(
+                terms
+                    .to_oxrdf(*id)
+                    .map(|t| t.to_string())
+                    .unwrap_or_default(),
+            ),
+            Slot::Computed(text) => out.push(text.clone()),
+            Slot::Var(name) => out.push(format!("?{name}")),
+            Slot::Triple(parts) => parts.iter().for_each(|p| slot(p, terms, out)),
+        }
+    }
+    fn graph(g: &GraphSlot, terms: &(impl TermSource + ?Sized), out: &mut Vec<String>) {
+        match g {
+            GraphSlot::Default => out.push(String::new()),
+            GraphSlot::Named(id) => slot(&Slot::Term(*id), terms, out),
+            GraphSlot::Var(name) => out.push(format!("?{name}")),
+        }
+    }
+    fn premise(p: &Premise, terms: &(impl TermSource + ?Sized), out: &mut Vec<String>) {
+        match p {
+            Premise::Fact { atom, .. } => {
+                atom.terms.iter().for_each(|s| slot(s, terms, out));
+                graph(&atom.graph, terms, out);
+            }
+            Premise::Path {
+                subject,
+                object,
+                graph: g,
+                ..
+            } => {
+                slot(subject, terms, out);
+                slot(object, terms, out);
+                graph(g, terms, out);
+            }
+            Premise::Absence { patterns, filters } => {
+                patterns.iter().for_each(|p| premise(p, terms, out));
+                out.extend(filters.iter().cloned());
+            }
+            Premise::Rows { key, rows, .. } => {
+                key.iter().for_each(|(_, s)| slot(s, terms, out));
+                rows.iter().flatten().for_each(|p| premise(p, terms, out));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    d.premises.iter().for_each(|p| premise(p, terms, &mut out));
     out
 }
 

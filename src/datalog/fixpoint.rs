@@ -209,15 +209,15 @@ pub fn run_over(
         .collect();
     // Closure groups: one recursive rule shaped as a transitive closure runs once as a path; the square rule with
     // its symmetric rule, once as connected components. Each with the rule its facts are credited to.
+    // The rules of a recursive group whose closures may compile.
+    let compilable = |rules: &[usize], recursive: bool| -> Option<Vec<&crate::rules::Rule>> {
+        (recursive && options.closure && options.schedule == Schedule::Staged)
+            .then(|| rules.iter().map(|&r| &program.rules[r]).collect())
+    };
     let mut closures: Vec<Option<(usize, Closure)>> = groups
         .iter()
         .map(|(rules, recursive, _)| {
-            if !*recursive || !options.closure || options.schedule != Schedule::Staged {
-                return None;
-            }
-            let bodies: Vec<&crate::rules::Rule> =
-                rules.iter().map(|&r| &program.rules[r]).collect();
-            closure::recognize_group(&bodies).map(|(at, c)| (rules[at], c))
+            closure::recognize_group(&compilable(rules, *recursive)?).map(|(at, c)| (rules[at], c))
         })
         .collect();
     // Groups holding the square rule and its symmetric rule among others (OWL 2 RL's eq-trans and eq-sym): the two
@@ -225,11 +225,7 @@ pub fn run_over(
     let mut classes: Vec<Option<GroupClasses>> = groups
         .iter()
         .map(|(rules, recursive, _)| {
-            if !*recursive || !options.closure || options.schedule != Schedule::Staged {
-                return None;
-            }
-            let bodies: Vec<&crate::rules::Rule> =
-                rules.iter().map(|&r| &program.rules[r]).collect();
+            let bodies = compilable(rules, *recursive)?;
             closure::equivalence_within(&bodies).map(|(square, symmetric, r)| GroupClasses {
                 square: rules[square],
                 symmetric: rules[symmetric],

@@ -119,29 +119,19 @@ impl<T: TermSource> Cx<'_, T> {
     /// The path a recursive group compiles to (unless `--no-closure`, or the right shape meets a literal object at
     /// run time).
     fn closure(&self, group: &Group) -> Option<Closure> {
-        if !group.recursive {
-            return None;
-        }
-        let rules: Vec<&crate::rules::Rule> = group
-            .rules
-            .iter()
-            .map(|&r| &self.program.rules[r])
-            .collect();
-        closure::recognize_group(&rules).map(|(_, c)| c)
+        closure::recognize_group(&self.recursive_rules(group)?).map(|(_, c)| c)
+    }
+
+    /// A recursive group's rules (`None` for a group that is not recursive).
+    fn recursive_rules(&self, group: &Group) -> Option<Vec<&crate::rules::Rule>> {
+        let rules = group.rules.iter().map(|&r| &self.program.rules[r]);
+        group.recursive.then(|| rules.collect())
     }
 
     /// The square rule and its symmetric rule of a larger recursive group (run as union-find classes, unless
     /// `--no-closure`): their ids and R.
     fn classes(&self, group: &Group) -> Option<(&str, &str, TermId)> {
-        if !group.recursive {
-            return None;
-        }
-        let rules: Vec<&crate::rules::Rule> = group
-            .rules
-            .iter()
-            .map(|&r| &self.program.rules[r])
-            .collect();
-        closure::equivalence_within(&rules)
+        closure::equivalence_within(&self.recursive_rules(group)?)
             .map(|(a, b, r)| (self.id(group.rules[a]), self.id(group.rules[b]), r))
     }
 
