@@ -226,6 +226,39 @@ pub fn syntax_hint(text: &str, at: Option<usize>, message: &str, rule: bool) -> 
             label: "here",
         });
     }
+    if let Some(hint) = unbalanced(text, &toks) {
+        return Some(hint);
+    }
+    // A comparison or a logical operator with a closing bracket right after it (`FILTER (?y > )`): the parser
+    // gives up later, often at the end of the text.
+    let operator = toks.windows(2).find_map(|w| match w {
+        // (`|}` ends an annotation.)
+        [(op, Kind::Other), (close, Kind::Close)]
+            if matches!(&text[op.clone()], "=" | "<" | ">" | "&" | "|")
+                && !(&text[op.clone()] == "|" && &text[close.clone()] == "}") =>
+        {
+            // The whole operator: `>=`, `!=`, `&&`, `||`.
+            let start = toks
+                .iter()
+                .rev()
+                .skip_while(|(r, _)| r.start > op.start)
+                .take_while(|(r, k)| *k == Kind::Other && r.len() == 1)
+                .take_while(|(r, _)| matches!(&text[r.clone()], "=" | "<" | ">" | "&" | "|" | "!"))
+                .last()
+                .map_or(op.start, |(r, _)| r.start);
+            Some(start..op.end)
+        }
+        _ => None,
+    });
+    if let Some(op) = operator {
+        return Some(Hint {
+            what: format!("`{}` has nothing on its right", &text[op.clone()]),
+            fix: "give the operator its second operand (`FILTER (?y > 5)`), or remove it"
+                .to_owned(),
+            at: Some(op),
+            label: "an operator without its right operand",
+        });
+    }
     // Keywords outside every bracket, prefix declarations skipped.
     let mut depth = 0usize;
     let mut top: Vec<(Range<usize>, String)> = Vec::new();
@@ -308,6 +341,57 @@ pub fn syntax_hint(text: &str, at: Option<usize>, message: &str, rule: bool) -> 
         });
     }
     None
+}
+
+/// The first bracket that does not pair: a closing one with nothing (or another kind) open before it, else the
+/// innermost opening one never closed. The parser reports either where it gave up, often the end of the text.
+fn unbalanced(text: &str, toks: &[(Range<usize>, Kind)]) -> Option<Hint> {
+    let closer = |open: &str| match open {
+        "(" => ")",
+        "{" => "}",
+        "[" => "]",
+        _ => ">>",
+    };
+    let opener = |close: &str| match close {
+        ")" => "(",
+        "}" => "{",
+        "]" => "[",
+        _ => "<<",
+    };
+    let mut open: Vec<&Range<usize>> = Vec::new();
+    for (range, kind) in toks {
+        match kind {
+            Kind::Open => open.push(range),
+            Kind::Close => {
+                let close = &text[range.clone()];
+                let what = match open.pop() {
+                    Some(o) if closer(&text[o.clone()]) == close => continue,
+                    Some(o) => format!(
+                        "this `{close}` does not close the `{}` open before it",
+                        &text[o.clone()]
+                    ),
+                    None => {
+                        format!("this `{close}` closes nothing: every bracket before it is closed")
+                    }
+                };
+                return Some(Hint {
+                    what,
+                    fix: format!("remove it, or add the `{}` it closes", opener(close)),
+                    at: Some(range.clone()),
+                    label: "unmatched",
+                });
+            }
+            _ => {}
+        }
+    }
+    let o = open.pop()?;
+    let bracket = &text[o.clone()];
+    Some(Hint {
+        what: format!("this `{bracket}` is never closed"),
+        fix: format!("close it with `{}`", closer(bracket)),
+        at: Some(o.clone()),
+        label: "never closed",
+    })
 }
 
 /// The first prefixed name (at or before byte `at`, where the parser stopped) whose prefix no `PREFIX` line
@@ -777,6 +861,57 @@ mod tests {
         );
         assert_eq!(
             literal_triple_term_subject("SELECT * { BIND(<<( :s :q 1 )>> AS ?x) }"),
+            None
+        );
+    }
+
+    #[test]
+    fn unbalanced_brackets_and_operators_without_an_operand_are_pointed_at() {
+        let at = |text: &str| {
+            let h = hint(text, Some(text.len()), "").unwrap();
+            let at = h.at.unwrap();
+            (h.what, text[at.clone()].to_owned(), at.start)
+        };
+        let text = "CONSTRUCT { ?a <http://e/q> ?b } WHERE { ?a <http://e/p> ?b . OPTIONAL { ?b <http://e/r> ?c }";
+        let (what, bracket, start) = at(text);
+        assert_eq!(
+            (what.as_str(), bracket.as_str()),
+            ("this `{` is never closed", "{")
+        );
+        assert_eq!(start, text.find("WHERE {").unwrap() + 6);
+        let text = "CONSTRUCT { ?a <http://e/q> ?b } WHERE { ?a <http://e/p> ?b } }";
+        let (what, _, start) = at(text);
+        assert!(what.contains("closes nothing"), "{what}");
+        assert_eq!(start, text.len() - 1);
+        let (what, bracket, _) = at("CONSTRUCT { ?a ?p ?b } WHERE { ?a ?p ?b FILTER (?b != 1)) }");
+        assert_eq!(
+            (what.as_str(), bracket.as_str()),
+            ("this `)` does not close the `{` open before it", ")")
+        );
+        // Triple terms, annotations and IRIs pair up.
+        assert_eq!(
+            hint(
+                "SELECT * { <<( ?s ?p ?o )>> ?q ?r {| ?x ?y |} . FILTER(?r < <http://e/x>) }",
+                None,
+                ""
+            ),
+            None
+        );
+        let (what, op, _) = at("CONSTRUCT { ?a ?p ?b } WHERE { ?a ?p ?b FILTER (?b >= 1 && ) }");
+        assert_eq!(
+            (what.as_str(), op.as_str()),
+            ("`&&` has nothing on its right", "&&")
+        );
+        let (_, op, _) = at("CONSTRUCT { ?a ?p ?b } WHERE { ?a ?p ?b FILTER (?b >= ) }");
+        assert_eq!(op, ">=");
+        // COUNT(*) and a path's `+` before a bracket are no operators missing an operand.
+        assert_eq!(
+            syntax_hint(
+                "SELECT (COUNT(*) AS ?n) WHERE { ?a (<http://e/p>+) ?b }",
+                None,
+                "",
+                false
+            ),
             None
         );
     }
