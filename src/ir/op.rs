@@ -341,14 +341,22 @@ impl Op {
         Op::join_all([left, right])
     }
 
-    /// The natural join of many operands (same simplifications as [`Op::join`]).
+    /// The natural join of many operands (same simplifications as [`Op::join`]). A `GRAPH ?g { … }` block (a join
+    /// holding `GraphName(?g)`) stays one operand: inside it ?g is the active graph, bound once the graph names
+    /// are; outside it ?g is an ordinary variable (an OPTIONAL or a subquery beside the block binds it on its own).
     pub fn join_all(ops: impl IntoIterator<Item = Op>) -> Op {
         let mut out = Vec::new();
         for op in ops {
             match op {
                 Op::Empty => return Op::Empty,
                 Op::Unit => {}
-                Op::Join(inner) => out.extend(inner),
+                Op::Join(inner)
+                    if !inner
+                        .iter()
+                        .any(|o| matches!(o, Op::GraphName(GraphTerm::Var(_)))) =>
+                {
+                    out.extend(inner)
+                }
                 other => out.push(other),
             }
         }
