@@ -330,7 +330,23 @@ impl Planner<'_> {
                 lb.extend(&left.certain_vars());
                 let mut lm = lb.clone();
                 lm.extend(&left.vars());
-                let (mode, right_node) = if seedable(right, &lm) {
+                // A condition reading only what the optional part always binds (no EXISTS) filters that part
+                // itself: LeftJoin(L, R, F) = LeftJoin(L, Filter(R, F)) then, and R's rows are dropped before they
+                // meet L's.
+                let (filtered, filter) = match filter {
+                    Some(f) if !f.has_exists() && f.vars().is_subset(&right.certain_vars()) => (
+                        Some(Op::Filter {
+                            input: right.clone(),
+                            expr: f.clone(),
+                        }),
+                        None,
+                    ),
+                    other => (None, other.clone()),
+                };
+                let right: &Op = filtered.as_ref().unwrap_or(right);
+                // Seeded: run once per left row with its bindings; pointless (the same rows each time) when the
+                // optional part shares no variable with the left: then it runs once, hashed.
+                let (mode, right_node) = if right.vars().intersects(&lm) && seedable(right, &lm) {
                     let seed = self.vars.hidden("seed");
                     let mut rb = lb.clone();
                     rb.insert(seed);
