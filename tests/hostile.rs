@@ -84,6 +84,29 @@ fn every_command(dir: &Path, rules: &Path, want: i32, says: &str) {
     }
 }
 
+/// 2,000 `!` before an operand nest 2,000 operators: too deep, and the message counts `!` among the levels.
+#[test]
+fn a_long_run_of_negations_is_too_deep_and_said_so() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "not.rq",
+        &format!(
+            "{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b FILTER ({}?b) }}\n",
+            "!".repeat(2_000)
+        ),
+    );
+    let out = reasonctl()
+        .args(["lint", "not.rq"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(code(&out), 1);
+    assert!(text.contains("reasonctl::rules::too_deep"), "{text}");
+    assert!(text.contains("each `!`"), "{text}");
+}
+
 // Root cause 1: a label past column 65,535 panicked inside miette; so did a rule id of 65,536 characters in
 // `deps` text output.
 #[test]

@@ -40,10 +40,10 @@ pub fn brackets_too_deep(id: &str, at: usize) -> RuleError {
 pub fn operators_too_deep(id: &str) -> RuleError {
     RuleError::TooDeep {
         rule: id.to_owned(),
-        what: "operators (each `||`, `&&`, `+` of a chain and each `|` of a path is one level)",
+        what: "operators (each `||`, `&&`, `+` of a chain, each `!` or sign before an operand, and each `|` of a path is one level)",
         limit: scan::MAX_DEPTH,
         at: None,
-        help: "write long alternatives as ?x IN (a, b, …), long chains of && as several FILTERs, and long paths as triple patterns through intermediate variables",
+        help: "write long alternatives as ?x IN (a, b, …), long chains of && as several FILTERs, long paths as triple patterns through intermediate variables, and `!!…!x` as `x` or `!x`",
     }
 }
 
