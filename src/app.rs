@@ -914,7 +914,16 @@ fn write_stats(
     if let (Some(object), Some(extra)) = (json.as_object_mut(), extra) {
         object.extend(extra);
     }
-    let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    if path.as_os_str() == "-" {
+        // Standard output is free: settings refuse `--stats -` where the command's output goes there.
+        text.push('\n');
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| Failure::from(output::OutputError::Stdout(e)));
+    }
     files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
         Failure::from(output::OutputError::Write {
             path: path.clone(),

@@ -242,7 +242,8 @@ pub struct ReasoningArgs {
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<usize>,
 
-    /// Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON.
+    /// Write run statistics (derived, capped, capped_reason, capped_rules, pending_rules, stages, rules) as JSON
+    /// (`-`: to standard output, when the command's own output goes to a file).
     #[arg(long, value_name = "FILE")]
     pub stats: Option<PathBuf>,
 

@@ -395,6 +395,72 @@ fn stats_file_reports_derived_counts_caps_stages_and_rules() {
     assert_eq!(json["rules"].as_array().unwrap().len(), 2);
 }
 
+/// `--stats -` puts the statistics on standard output when the command's output goes to a file, and is refused
+/// where that output goes to standard output too (no file named `-` is made).
+#[test]
+fn stats_dash_writes_to_standard_output_only_when_it_is_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let run = |args: &[&str]| {
+        reasonctl()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    fs::write(
+        dir.path().join("r.rq"),
+        "PREFIX ex: <http://example.org/>\n#@rule r\nCONSTRUCT { ?b ex:back ?a } WHERE { ?a ex:p ?b }\n",
+    )
+    .unwrap();
+    let out = run(&[
+        "materialize",
+        &data,
+        "--rules",
+        "r.rq",
+        "-o",
+        "out.nt",
+        "--stats",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(stats["derived"].is_u64(), "{stats}");
+    assert!(dir.path().join("out.nt").is_file());
+    for args in [
+        vec![
+            "materialize",
+            data.as_str(),
+            "--rules",
+            "r.rq",
+            "--stats",
+            "-",
+        ],
+        vec![
+            "query",
+            data.as_str(),
+            "--query",
+            "SELECT * { ?s ?p ?o }",
+            "--stats",
+            "-",
+        ],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("reasonctl::settings::stats_on_stdout"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert!(!dir.path().join("-").exists());
+}
+
 #[test]
 fn rules_output_is_identical_whatever_the_thread_count() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

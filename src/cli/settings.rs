@@ -123,6 +123,18 @@ pub enum SettingsError {
         /// The path.
         path: String,
     },
+    /// `--stats -` where standard output carries the command's own output.
+    #[error("--stats - writes the statistics to standard output, which carries {what}")]
+    #[diagnostic(
+        code(reasonctl::settings::stats_on_stdout),
+        help("give --stats a file (--stats stats.json){or}")
+    )]
+    StatsOnStdout {
+        /// What goes to standard output.
+        what: &'static str,
+        /// The other way out, if any (` , or send … to a file with -o FILE`).
+        or: &'static str,
+    },
     /// `--diff FILE` names the file of another flag.
     #[error("--diff and {flag} both name {path}: one would overwrite the other")]
     #[diagnostic(
@@ -268,6 +280,19 @@ fn data(args: DataArgs) -> Result<(Vec<DataSource>, LoadOptions), SettingsError>
 
 /// `-o -` is standard output, as `-` is standard input for DATA and `--diff -` standard output for the patch (a
 /// file named `-` is `./-`).
+/// `--stats -` is refused where standard output carries `taken` (what, and how else to send it).
+fn stats_beside(
+    stats: Option<&std::path::PathBuf>,
+    taken: Option<(&'static str, &'static str)>,
+) -> Result<(), SettingsError> {
+    match (stats, taken) {
+        (Some(s), Some((what, or))) if s.as_os_str() == "-" => {
+            Err(SettingsError::StatsOnStdout { what, or })
+        }
+        _ => Ok(()),
+    }
+}
+
 fn stdout_if_dash(output: Option<std::path::PathBuf>) -> Option<std::path::PathBuf> {
     output.filter(|p| p.as_os_str() != "-")
 }
@@ -309,6 +334,13 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    stats_beside(
+        reasoning.stats.as_ref(),
+        output.is_none().then_some((
+            "the answers",
+            ", or send the answers to a file with -o FILE",
+        )),
+    )?;
     Ok(QuerySettings {
         reasoning,
         sources,
@@ -506,6 +538,20 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         })?;
     }
     let provenance = args.provenance.map(|level| (level, args.provenance_graph));
+    let patch_on_stdout = args.diff.as_deref().is_some_and(|d| d.as_os_str() == "-");
+    stats_beside(
+        reasoning.stats.as_ref(),
+        if patch_on_stdout {
+            Some(("the patch (--diff -)", ", or the patch with --diff FILE"))
+        } else if matches!(target, OutputTarget::Stdout) {
+            Some((
+                "the derived facts",
+                ", or send the facts to a file with -o FILE",
+            ))
+        } else {
+            None
+        },
+    )?;
     // `--diff -` puts the patch on standard output: the facts are written only where -o / --out-dir say.
     let output = !(args.diff.as_deref().is_some_and(|d| d.as_os_str() == "-")
         && matches!(target, OutputTarget::Stdout));
@@ -535,8 +581,10 @@ fn explain(args: ExplainArgs) -> Result<ExplainSettings, SettingsError> {
     let (sources, load) = data(args.data)?;
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
+    let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    stats_beside(reasoning.stats.as_ref(), Some(("the explanation", "")))?;
     Ok(ExplainSettings {
-        reasoning: reasoning(args.reasoning, timeout, now, &sources)?,
+        reasoning,
         sources,
         load,
         fact: args.fact,
