@@ -338,6 +338,50 @@ fn the_premises_recorded_do_not_depend_on_the_order_terms_were_met_in() {
     assert_eq!(maintained, fresh);
 }
 
+/// owl:sameAs under `--owl2rl` runs as union-find classes, not as eq-sym and eq-trans bodies: `b = a` from `a = b`
+/// is still credited to eq-sym as iteration credits it, and no recorded derivation reads the fact it derives
+/// (`b = b` from `b = a` and `a = b`, not from `b = b` and `b = a`) when another does not.
+#[test]
+fn owl_same_as_classes_credit_the_symmetric_rule_and_record_no_circular_premises() {
+    let tmp = tempfile::tempdir().unwrap();
+    let owl = "http://www.w3.org/2002/07/owl#sameAs";
+    let link =
+        |a: &str, b: &str| format!("<http://example.org/{a}> <{owl}> <http://example.org/{b}> .\n");
+    std::fs::write(tmp.path().join("one.nt"), link("a", "b")).unwrap();
+    std::fs::write(
+        tmp.path().join("chain.nt"),
+        [link("a", "b"), link("b", "c"), link("c", "d")].concat(),
+    )
+    .unwrap();
+    let run = |args: &[&str]| succeed(tmp.path(), args);
+    let common = ["--owl2rl", "--provenance", "premises", "--format", "nquads"];
+    let classes = run(&[&["materialize", "one.nt"], &common[..]].concat());
+    let iterated = run(&[&["materialize", "one.nt", "--no-closure"], &common[..]].concat());
+    assert_eq!(classes, iterated);
+    assert!(classes.contains("\"owl2rl:eq-sym\""), "{classes}");
+    let chain = run(&[&["materialize", "chain.nt"], &common[..]].concat());
+    let reifies = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies>";
+    let premise = "<https://reasonctl.invalid/ns#premise>";
+    let mut facts: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for line in chain.lines() {
+        if let Some((r, t)) = line.split_once(&format!(" {reifies} ")) {
+            facts.insert(r, t);
+        }
+    }
+    let mut premises = 0;
+    for line in chain.lines() {
+        if let Some((r, t)) = line.split_once(&format!(" {premise} ")) {
+            premises += 1;
+            assert_ne!(
+                facts.get(r),
+                Some(&t),
+                "a fact recorded as its own premise: {line}"
+            );
+        }
+    }
+    assert!(premises > 0, "{chain}");
+}
+
 #[test]
 fn a_rule_that_may_mint_reifiers_without_end_is_warned_of_before_the_run_and_budgets_stop_it() {
     let tmp = tempfile::tempdir().unwrap();

@@ -102,8 +102,9 @@ pub(super) fn provenance(
             continue;
         };
         let rule = credited[i].1;
-        // Of the credited rule's derivations, the first by content: the same whatever the terms' ids (a maintained
-        // state numbers them in another order than a fresh load).
+        // Of the credited rule's derivations, one that does not read the fact itself if there is one, and of
+        // those the first by content: the same whatever the terms' ids (a maintained state numbers them in
+        // another order than a fresh load).
         let mut candidates = node.derivations.iter().flatten().filter(|d| d.rule == rule);
         let Some(first) = candidates.next() else {
             continue;
@@ -113,7 +114,7 @@ pub(super) fn provenance(
             Some(second) => [first, second]
                 .into_iter()
                 .chain(candidates)
-                .map(|d| (content(d, &store.dict), d))
+                .map(|d| ((circular(d), content(d, &store.dict)), d))
                 .min_by(|a, b| a.0.cmp(&b.0))
                 .map(|(_, d)| d)
                 .expect("two candidates"),
@@ -155,6 +156,13 @@ pub(super) fn prefixes(
         }
     }
     out
+}
+
+/// Whether a derivation reads the fact it derives (`x R z` from `x R z` and `z R z`): true, and explains nothing.
+fn circular(d: &Derivation) -> bool {
+    d.premises
+        .iter()
+        .any(|p| matches!(p, Premise::Fact { cycle: true, .. }))
 }
 
 /// A derivation's premises as text, in body order: each term in N-Triples syntax, variables by name.

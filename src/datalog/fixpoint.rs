@@ -411,17 +411,31 @@ pub fn run_over(
                     jobs.iter().map(run_job).collect()
                 }
             };
-            // The classes' jobs come last (their facts are credited to the square rule).
+            // The classes' jobs come last: the symmetric rule's facts, then the square rule's.
             let classes_from = jobs.len();
             for (g, facts) in class_work {
                 let c = classes[g].as_mut().expect("a group with classes");
-                outs.push(run_classes(c, facts, store, &overlay, &limits));
-                jobs.push(Job {
-                    rule: c.square,
-                    body: &program.rules[c.square].body,
-                    seed: None,
-                    compiled: None,
-                });
+                let (symmetric, square) = (c.symmetric, c.square);
+                match run_classes(c, facts, store, &overlay, (&limits, options.track)) {
+                    Ok([by_symmetric, by_square]) => {
+                        outs.extend([Ok(by_symmetric), Ok(by_square)]);
+                        jobs.extend([symmetric, square].map(|rule| Job {
+                            rule,
+                            body: &program.rules[rule].body,
+                            seed: None,
+                            compiled: None,
+                        }));
+                    }
+                    Err(e) => {
+                        outs.push(Err(e));
+                        jobs.push(Job {
+                            rule: square,
+                            body: &program.rules[square].body,
+                            seed: None,
+                            compiled: None,
+                        });
+                    }
+                }
             }
             // Merge in job order: deterministic whatever ran first.
             let mut capped: Option<CapReason> = None;
@@ -966,14 +980,16 @@ struct GroupClasses {
 }
 
 /// One pass of a group's classes: at the first, every R fact of the view; then the group's new ones (`facts`).
-/// Each pair the classes gain is a fact of the square rule.
+/// The pairs the classes gain, as the symmetric rule's facts and the square rule's: when credits are tracked
+/// (`--provenance`), a pair whose reverse is held is the symmetric rule's (`b R a` from `a R b`, as iteration
+/// credits it), else every pair is the square rule's.
 fn run_classes(
     c: &mut GroupClasses,
     facts: Option<&[Triple]>,
     store: &Store,
     overlay: &Overlay,
-    limits: &Limits<'_>,
-) -> Result<JobOut, ExecError> {
+    (limits, track): (&Limits<'_>, bool),
+) -> Result<[JobOut; 2], ExecError> {
     let started = Instant::now();
     let view = View::with(&store.quads, overlay, limits.also);
     let (g, r) = (TermId::DEFAULT_GRAPH, c.classes.r);
@@ -1000,14 +1016,17 @@ fn run_classes(
         }
     }?;
     limits.found.fetch_add(pairs.len(), Ordering::Relaxed);
-    Ok(pair_facts(
-        (c.square, r),
-        pairs,
-        store,
-        overlay,
-        limits,
-        started,
-    ))
+    let (reversed, others): (Vec<_>, Vec<_>) = if track {
+        pairs
+            .into_iter()
+            .partition(|&(x, z)| x != z && view.contains(g, [z, r, x]))
+    } else {
+        (Vec::new(), pairs)
+    };
+    Ok([
+        pair_facts((c.symmetric, r), reversed, store, overlay, limits, started),
+        pair_facts((c.square, r), others, store, overlay, limits, started),
+    ])
 }
 
 /// A body's facts past which they are compacted ([`compact_from`]): below it, the pass's merge does the work.
