@@ -624,6 +624,7 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                         "MINUS" => s.keyword(&["MINUS"]),
                         "LIMIT / OFFSET" => s.keyword(&["LIMIT"]).or_else(|| s.keyword(&["OFFSET"])),
                         "SERVICE" => s.keyword(&["SERVICE"]),
+                        "FROM / FROM NAMED" => s.keyword(&["FROM"]),
                         c if c.starts_with("GROUP BY") => s.keyword(&["GROUP", "BY"]),
                         c if c.contains("graph name") => s
                             .template()

@@ -23,6 +23,8 @@ struct Parsed {
     /// The body is wrapped in the projection of every variable CONSTRUCT adds (an INSERT's body is not).
     projected: bool,
     template: Vec<(TermPattern, NamedNodePattern, TermPattern, GraphNamePattern)>,
+    /// The query names its own dataset (FROM / FROM NAMED).
+    dataset: bool,
 }
 
 /// A rule whose brackets nest too deep: spargebra's parser recurses once per bracket.
@@ -83,11 +85,15 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
 fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
     let first = match SparqlParser::new().parse_query(text) {
         Ok(Query::Construct {
-            template, pattern, ..
+            template,
+            pattern,
+            dataset,
+            ..
         }) => {
             return Ok(Parsed {
                 body: pattern,
                 projected: true,
+                dataset: dataset.is_some(),
                 template: template
                     .into_iter()
                     .map(|t| {
@@ -129,6 +135,7 @@ fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
                     return Ok(Parsed {
                         body: (**pattern).clone(),
                         projected: false,
+                        dataset: false,
                         template: insert
                             .iter()
                             .map(|q| {
@@ -229,6 +236,14 @@ pub fn compile(
         })
         .collect();
     errors.extend(validate::heads(id, &triples));
+    if parsed.dataset {
+        errors.push(RuleError::Rejected {
+            rule: id.to_owned(),
+            construct: "FROM / FROM NAMED",
+            why: "a rule reads the loaded data's own graphs (its default graph, and a named graph through GRAPH)",
+            help: "drop FROM; wrap the patterns that read a named graph in GRAPH <http://example.org/g> { … }",
+        });
+    }
     if parsed
         .template
         .iter()
