@@ -606,9 +606,7 @@ fn reason(
     } else {
         let outcome = if settings.owl2rl {
             datalog::owl2rl::then_rules(program, store, &options, progress).map(|done| {
-                for w in &done.unread_lists {
-                    warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
-                }
+                warn_unread_lists(&done.unread_lists);
                 (done.program, done.overlay, done.report)
             })
         } else {
@@ -624,6 +622,13 @@ fn reason(
         report: Some(report),
         texts,
     })
+}
+
+/// The warning for each list the OWL 2 RL list rules do not read.
+fn warn_unread_lists(lists: &[String]) {
+    for w in lists {
+        warn(format_args!("{:?}", Report::new(UnreadList(w.clone()))));
+    }
 }
 
 /// `--engine dataflow`: the checked program run by differential dataflow on `workers` threads. The store moves

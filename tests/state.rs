@@ -1603,3 +1603,125 @@ fn a_diff_file_named_gz_is_written_compressed() {
         "{text}"
     );
 }
+
+/// OWL 2 RL data over nodes ex:n0…: `(s, k, o)` is a fact of kind `k` (a transitive, a symmetric, a functional
+/// property, one with a domain, one inverse to the transitive one, owl:sameAs, a class member); with `ontology`,
+/// the ontology (which no change touches).
+fn owl_data(facts: &[(u8, u8, u8)], ontology: bool) -> String {
+    let mut text = String::from(
+        "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n",
+    );
+    if ontology {
+        text.push_str(
+            "ex:t a owl:TransitiveProperty . ex:s a owl:SymmetricProperty . ex:f a owl:FunctionalProperty .\n\
+         ex:d rdfs:domain ex:K0 . ex:i owl:inverseOf ex:t . ex:K0 rdfs:subClassOf ex:K1 .\n\
+         ex:K1 owl:equivalentClass ex:K2 .\n",
+        );
+    }
+    for &(s, k, o) in facts {
+        let fact = match k % 7 {
+            0 => format!("ex:n{s} ex:t ex:n{o}"),
+            1 => format!("ex:n{s} ex:s ex:n{o}"),
+            2 => format!("ex:n{s} ex:f ex:n{o}"),
+            3 => format!("ex:n{s} ex:d ex:n{o}"),
+            4 => format!("ex:n{s} ex:i ex:n{o}"),
+            5 => format!("ex:n{s} owl:sameAs ex:n{o}"),
+            _ => format!("ex:n{s} a ex:K{}", o % 3),
+        };
+        text.push_str(&fact);
+        text.push_str(" .\n");
+    }
+    text
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+
+    #[test]
+    fn an_owl2rl_state_is_maintained_incrementally_to_what_a_run_from_scratch_writes(
+        old in proptest::collection::vec((0u8..6, 0u8..7, 0u8..6), 0..14),
+        keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 14),
+        new in proptest::collection::vec((0u8..6, 0u8..7, 0u8..6), 0..6),
+        as_change_set in proptest::prelude::any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let kept: Vec<(u8, u8, u8)> =
+            old.iter().zip(&keep).filter(|(_, k)| **k).map(|(f, _)| *f).collect();
+        let now: Vec<(u8, u8, u8)> = kept.iter().chain(&new).copied().collect();
+        let gone: Vec<(u8, u8, u8)> = (old.iter().zip(&keep))
+            .filter(|(f, k)| !**k && !now.contains(f))
+            .map(|(f, _)| *f)
+            .collect();
+        fs::write(d.join("old.ttl"), owl_data(&old, true)).unwrap();
+        fs::write(d.join("new.ttl"), owl_data(&now, true)).unwrap();
+        fs::write(d.join("minus.ttl"), owl_data(&gone, false)).unwrap();
+        fs::write(d.join("plus.ttl"), owl_data(&new, false)).unwrap();
+        let go = |args: &[&str]| {
+            let mut all = args.to_vec();
+            all.extend(["--owl2rl", "--format", "nquads"]);
+            let out = run(d, &all);
+            assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+            stdout(&out)
+        };
+        let before = go(&["materialize", "old.ttl", "--state", "st"]);
+        let maintained = if as_change_set {
+            go(&["materialize", "--state", "st", "--remove", "minus.ttl", "--add", "plus.ttl", "--diff", "patch.rdfp", "--stats", "s.json"])
+        } else {
+            go(&["materialize", "new.ttl", "--state", "st", "--diff", "patch.rdfp", "--stats", "s.json"])
+        };
+        let stats = json(d, "s.json");
+        proptest::prop_assert!(stats["mode"] == "incremental" || stats["mode"] == "unchanged", "{}", stats);
+        let fresh = go(&["materialize", "new.ttl"]);
+        proptest::prop_assert_eq!(&maintained, &fresh);
+        let patch = fs::read_to_string(d.join("patch.rdfp")).unwrap();
+        proptest::prop_assert_eq!(patched(&before, &patch), lines(&fresh));
+    }
+}
+
+#[test]
+fn an_owl2rl_state_with_rules_or_a_new_list_length_is_derived_again_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prefix =
+        "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n";
+    fs::write(d.join("data.ttl"), format!("{prefix}ex:a ex:p ex:b .")).unwrap();
+    fs::write(d.join("same.ttl"), format!("{prefix}ex:b ex:p ex:c .")).unwrap();
+    let list = "ex:I owl:intersectionOf (ex:A ex:B) . ex:x a ex:A , ex:B .";
+    fs::write(d.join("list.ttl"), format!("{prefix}{list}")).unwrap();
+    fs::write(
+        d.join("rules.rq"),
+        "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?x ex:q ?y } WHERE { ?x ex:p ?y }\n",
+    )
+    .unwrap();
+    let mode = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--owl2rl", "-o", "out.nq", "--stats", "s.json"]);
+        let out = run(d, &all);
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+        let stats = json(d, "s.json");
+        let reason = stats["mode_reason"].as_str().unwrap_or("").to_owned();
+        (stats["mode"].as_str().unwrap().to_owned(), reason)
+    };
+    mode(&["materialize", "data.ttl", "--state", "alone"]);
+    let (m, _) = mode(&["materialize", "--state", "alone", "--add", "same.ttl"]);
+    assert_eq!(m, "incremental");
+    let (m, why) = mode(&["materialize", "--state", "alone", "--add", "list.ttl"]);
+    assert_eq!(m, "full");
+    assert!(why.contains("lists changed length"), "{why}");
+    assert!(fs::read_to_string(d.join("out.nq")).unwrap().contains(
+        "<http://example.org/x> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://example.org/I>"
+    ));
+    mode(&[
+        "materialize",
+        "data.ttl",
+        "--rules",
+        "rules.rq",
+        "--state",
+        "with",
+    ]);
+    let (m, why) = mode(&["materialize", "--state", "with", "--add", "same.ttl"]);
+    assert_eq!(m, "full");
+    assert!(why.contains("--owl2rl with rules"), "{why}");
+}

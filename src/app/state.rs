@@ -633,6 +633,31 @@ fn apply(
     ))
 }
 
+/// Why an `--owl2rl` state is derived again rather than maintained, if it is. The OWL 2 RL closure alone is
+/// maintained like any program; its rules are generated for the list lengths the data holds, so a change that
+/// adds a length (or drops the last list of one) changes the program. Rules given beside `--owl2rl` run after
+/// the closure, over it, and the state does not keep which facts are the closure's: derived again.
+fn owl2rl_full(program: &datalog::Program, store: &Store) -> Option<&'static str> {
+    if program
+        .rules
+        .iter()
+        .any(|r| !r.id.starts_with(datalog::owl2rl::ID_PREFIX))
+    {
+        return Some(
+            "--owl2rl with rules: the rules run over the OWL 2 RL closure, which is maintained only on its own",
+        );
+    }
+    let now = datalog::owl2rl::rule_texts(store);
+    let same = now.len() == program.rules.len()
+        && now
+            .iter()
+            .zip(&program.rules)
+            .all(|(t, r)| t.id == r.id && t.text == r.text);
+    (!same).then_some(
+        "--owl2rl: the data's OWL lists changed length, so the generated list rules (cls-int1/n, prp-spo2/n, prp-key/n) differ",
+    )
+}
+
 /// `materialize --state`: the facts for the data given (or the state's data with a change set applied), from
 /// the state as it is when nothing changed, maintained from it when only the data changed, derived from scratch
 /// otherwise (no state yet; other rules or options), with the reason.
@@ -840,7 +865,7 @@ pub(super) fn update(
     let full = if !differs.is_empty() {
         Some(differs.join("; "))
     } else if settings.owl2rl {
-        Some("--owl2rl states are derived again from scratch".to_owned())
+        owl2rl_full(&old.program, &store).map(str::to_owned)
     } else if settings.track {
         Some(PROVENANCE.to_owned())
     } else {
@@ -893,6 +918,18 @@ pub(super) fn update(
         progress,
     )
     .map_err(|e| run_failure(&settings, e))?;
+    let mut report = report;
+    if settings.owl2rl {
+        // As after a closure from scratch: rows with a literal subject are expected, and the closure is checked.
+        report.warnings.clear();
+        let left = options
+            .budget
+            .timeout
+            .map(|t| t.saturating_sub(report.elapsed));
+        datalog::owl2rl::check(&mut store, &overlay, options.now, left)
+            .map_err(|e| run_failure(&settings, datalog::RunError::Owl2Rl(e)))?;
+        super::warn_unread_lists(&datalog::owl2rl::unread_lists(&store));
+    }
     progress.clear();
     ran(&settings, &report, None)?;
     lap("reason", &mut times);
