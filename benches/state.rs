@@ -4,7 +4,8 @@
 //! lines), one whole department, and 1,000 triples, each applied as a change set (`--remove` / `--add`) and as a
 //! full new dump, against the from-scratch run (targets: a 1 % change set in ≤ 15 % of it, a 1 % different dump in
 //! ≤ 50 %, 1,000 triples added in ≤ 0.5 s), with each run's peak resident size. Runs write their full output to a
-//! file, but for the `--diff -` rows, whose output is the RDF Patch. Median of `REASONCTL_STATE_RUNS` runs
+//! file, but for the `--diff -` rows, whose output is the RDF Patch. The maintenance rows also run `--owl2rl` over
+//! LUBM_L's axioms as an ontology (`OWL+TBox`, no rules: the closure alone is maintained). Median of `REASONCTL_STATE_RUNS` runs
 //! (default 3). `cargo bench --bench state`.
 
 mod lubm_gen;
@@ -165,6 +166,15 @@ fn change_sets(lines: &[&str]) -> Vec<(String, Vec<bool>)> {
     ]
 }
 
+/// `materialize -q DATA PROGRAM… -o OUT MORE…`.
+fn dump<'a>(data: &'a str, program: &[&'a str], out: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["materialize", "-q", data];
+    args.extend(program);
+    args.extend(["-o", out]);
+    args.extend(more);
+    args
+}
+
 /// A copy of the state `from` at `to`, flushed to disk (untimed).
 fn reset(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
@@ -235,15 +245,21 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
         "{:<8} {:<13} {:<18} {:>8} {:>10} {:>9} {:>12}",
         "rules", "change", "applied as", "wall s", "of scratch", "peak MiB", "mode"
     );
-    for set in ["LUBM_L", "LUBM_LE"] {
-        let rules =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("benches/lubm-rules/{set}.rq"));
-        let rules = rules.to_str().unwrap();
+    let lubm_rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/lubm-rules");
+    let tbox = lubm_rules.join("LUBM_L.tbox.ttl");
+    for set in ["LUBM_L", "LUBM_LE", "OWL+TBox"] {
+        let rules = lubm_rules.join(format!("{set}.rq"));
+        // The program: a rules file, or (OWL+TBox) LUBM_L's axioms as an ontology closed by --owl2rl.
+        let program: Vec<&str> = if set == "OWL+TBox" {
+            vec![tbox.to_str().unwrap(), "--owl2rl"]
+        } else {
+            vec!["--rules", rules.to_str().unwrap()]
+        };
         let out = work.join(format!("{set}-m.nq"));
         let out = out.to_str().unwrap();
         let mut scratch: Vec<(f64, f64)> = (0..runs.max(1))
             .map(|_| {
-                let m = measure::measure(&["materialize", "-q", data, "--rules", rules, "-o", out]);
+                let m = measure::measure(&dump(data, &program, out, &[]));
                 assert_eq!(m.code, 0, "{}", m.stderr);
                 (m.wall, m.peak_mib)
             })
@@ -256,34 +272,24 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
         );
         let full = work.join(format!("{set}-full.state"));
         let _ = std::fs::remove_dir_all(&full);
-        let made = measure::measure(&[
-            "materialize",
-            "-q",
+        let made = measure::measure(&dump(
             data,
-            "--rules",
-            rules,
-            "-o",
+            &program,
             out,
-            "--state",
-            full.to_str().unwrap(),
-        ]);
+            &["--state", full.to_str().unwrap()],
+        ));
         assert_eq!(made.code, 0, "{}", made.stderr);
         let copy = work.join(format!("{set}-copy.state"));
         for (name, slug, change, rest) in &files {
             let (change, rest) = (change.to_str().unwrap(), rest.to_str().unwrap());
             let without = work.join(format!("{set}-{slug}.state"));
             let _ = std::fs::remove_dir_all(&without);
-            let made = measure::measure(&[
-                "materialize",
-                "-q",
+            let made = measure::measure(&dump(
                 rest,
-                "--rules",
-                rules,
-                "-o",
+                &program,
                 out,
-                "--state",
-                without.to_str().unwrap(),
-            ]);
+                &["--state", without.to_str().unwrap()],
+            ));
             assert_eq!(made.code, 0, "{}", made.stderr);
             let cases: [(&str, &Path, Vec<&str>); 6] = [
                 (
@@ -296,11 +302,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                     &full,
                     vec!["materialize", "-q", "--remove", change, "--diff", "-"],
                 ),
-                (
-                    "dump without it",
-                    &full,
-                    vec!["materialize", "-q", rest, "--rules", rules, "-o", out],
-                ),
+                ("dump without it", &full, dump(rest, &program, out, &[])),
                 (
                     "--add",
                     &without,
@@ -311,11 +313,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                     &without,
                     vec!["materialize", "-q", "--add", change, "--diff", "-"],
                 ),
-                (
-                    "dump with it",
-                    &without,
-                    vec!["materialize", "-q", data, "--rules", rules, "-o", out],
-                ),
+                ("dump with it", &without, dump(data, &program, out, &[])),
             ];
             for (how, state, args) in cases {
                 let (wall, peak, mode) = maintained(runs, state, &copy, &args);

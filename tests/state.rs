@@ -1725,3 +1725,74 @@ fn an_owl2rl_state_with_rules_or_a_new_list_length_is_derived_again_and_says_why
     assert_eq!(m, "full");
     assert!(why.contains("--owl2rl with rules"), "{why}");
 }
+
+#[test]
+fn an_unchanged_turtle_file_beside_a_changed_dump_is_not_read_again_and_keeps_its_blank_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The ontology's restriction is a blank node: read again, it would be a new node, and every fact it holds
+    // would be removed and added.
+    fs::write(
+        d.join("onto.ttl"),
+        "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n\
+         ex:Parent owl:equivalentClass [ a owl:Restriction ; owl:onProperty ex:child ; owl:someValuesFrom ex:Person ] .\n",
+    )
+    .unwrap();
+    let ex = "http://example.org/";
+    let fact = |s: &str, o: &str| {
+        format!(
+            "<{ex}{s}> <{ex}child> <{ex}{o}> .\n<{ex}{o}> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{ex}Person> .\n"
+        )
+    };
+    fs::write(d.join("data.nt"), fact("a", "b")).unwrap();
+    let go = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--owl2rl", "--format", "nquads", "--stats", "s.json"]);
+        let out = run(d, &all);
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {}", stderr(&out));
+        (stdout(&out), json(d, "s.json"))
+    };
+    go(&["materialize", "data.nt", "onto.ttl", "--state", "st"]);
+    fs::write(
+        d.join("data.nt"),
+        format!("{}{}", fact("a", "b"), fact("c", "d")),
+    )
+    .unwrap();
+    let (maintained, stats) = go(&["materialize", "data.nt", "onto.ttl", "--state", "st"]);
+    assert_eq!(stats["mode"], "incremental", "{stats}");
+    // Only the dump's new lines were read: the ontology's facts are the state's.
+    assert_eq!(stats["lines_compared"]["new"], 2, "{stats}");
+    assert_eq!(stats["asserted_removed"], 0, "{stats}");
+    assert_eq!(stats["asserted_added"], 2, "{stats}");
+    let parent = format!("<{ex}c> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{ex}Parent>");
+    let (fresh, _) = go(&["materialize", "data.nt", "onto.ttl"]);
+    assert!(fresh.contains(&parent));
+    assert_eq!(maintained, fresh);
+    // A changed Turtle file is read whole: its facts, and so the output, are as a fresh run's.
+    fs::write(
+        d.join("onto.ttl"),
+        "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         ex:Parent owl:equivalentClass [ a owl:Restriction ; owl:onProperty ex:child ; owl:someValuesFrom ex:Thing ] .\n",
+    )
+    .unwrap();
+    let (maintained, stats) = go(&["materialize", "data.nt", "onto.ttl", "--state", "st"]);
+    assert!(stats["lines_compared"].is_null(), "{stats}");
+    let (fresh, _) = go(&["materialize", "data.nt", "onto.ttl"]);
+    assert!(!fresh.contains(&parent));
+    // The restriction read again is a new node, labelled after the state's old one.
+    let unlabelled = |t: &str| {
+        t.split("_:b")
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    part
+                } else {
+                    part.trim_start_matches(|c: char| c.is_ascii_digit())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("_:b")
+    };
+    assert_eq!(unlabelled(&maintained), unlabelled(&fresh));
+}

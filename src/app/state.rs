@@ -503,7 +503,8 @@ fn load_lines(
 }
 
 /// The data files given, compared line by line ([`dump`]) with the line tables of the state's data files;
-/// those whose hash is the state's are not read. `None` when the data must be read whole: the state has no line
+/// those whose hash is the state's are not read (a file of another syntax has a table of its facts: read whole
+/// when changed, not read when not). `None` when the data must be read whole: the state has no line
 /// tables (or change sets were applied to it since), the files are not as many, or one has no table or cannot
 /// be compared so.
 fn compare(
@@ -538,6 +539,13 @@ fn compare(
         if now.sha256 == then.sha256 {
             compared.push(Compared::unchanged(table));
             continue;
+        }
+        // Another syntax's table lists the file's facts, not its lines: a changed file is read whole.
+        if !matches!(
+            load.format.or_else(|| DataFormat::from_path(path)),
+            Some(DataFormat::NTriples | DataFormat::NQuads)
+        ) {
+            return Ok(None);
         }
         match loader.compare_lines(path, load, table, progress)? {
             Some(c) => compared.push(c),

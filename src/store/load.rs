@@ -25,7 +25,7 @@ pub mod guard;
 mod lines;
 
 use super::term::{TermId, Triple};
-use super::{Dictionary, QuadStore, Store};
+use super::{Dictionary, Quad, QuadStore, Store};
 
 /// An input of the loader.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -373,8 +373,9 @@ impl Loader {
         self.keep_lines = true;
     }
 
-    /// The line table of each source loaded since [`Loader::keep_lines`], in order (`None`: a source without
-    /// one: another syntax, stdin, a line stating two statements, a file read sequentially).
+    /// The line table of each source loaded since [`Loader::keep_lines`], in order: an N-Triples or N-Quads
+    /// file's lines, another syntax's facts ([`Loader::facts_since`]); `None` for stdin, and for an N-Triples
+    /// or N-Quads file with a line stating two statements or read sequentially.
     pub fn take_line_tables(&mut self) -> Vec<Option<dump::LineTable>> {
         std::mem::take(&mut self.tables)
     }
@@ -388,12 +389,40 @@ impl Loader {
     ) -> Result<(), LoadError> {
         self.lenient = options.lenient;
         self.table = None;
+        // A file of another syntax gets a table of the facts it stated (see [`Loader::facts_since`]).
+        let facts_table = self.keep_lines
+            && matches!(source, DataSource::File(path)
+                if !matches!(options.format.or_else(|| DataFormat::from_path(path)),
+                    Some(DataFormat::NTriples | DataFormat::NQuads)));
+        let before: Vec<usize> = if facts_table {
+            self.graphs.iter().map(|(_, t)| t.len()).collect()
+        } else {
+            Vec::new()
+        };
         let result = self.load_one(source, options, progress);
         self.lenient = false;
         if self.keep_lines {
+            if facts_table && result.is_ok() {
+                self.table = Some(self.facts_since(&before));
+            }
             self.tables.push(self.table.take());
         }
         result
+    }
+
+    /// The facts loaded since the graphs held `before` triples each, as a table whose "hashes" are their
+    /// positions: a file that is not N-Triples or N-Quads cannot be compared line by line, but a state that
+    /// knows the facts it stated needs not read it again while its content hash is unchanged (and keeps its
+    /// blank nodes, which a second read would make anew).
+    fn facts_since(&self, before: &[usize]) -> dump::LineTable {
+        let quads: Vec<Quad> = (self.graphs.iter().enumerate())
+            .flat_map(|(i, (g, triples))| {
+                let from = before.get(i).copied().unwrap_or(0);
+                triples[from..].iter().map(move |&[s, p, o]| [*g, s, p, o])
+            })
+            .collect();
+        let positions = (0..quads.len() as u128).collect();
+        dump::LineTable::from_parts(positions, quads).expect("positions are sorted")
     }
 
     fn load_one(
