@@ -17,7 +17,7 @@
 use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
 use crate::store::{TermId, Triple, View};
 
-use super::footprint::{Access, expr_reads, op_reads};
+use super::footprint::{Access, anchored_path_reads, expr_reads, op_reads};
 
 /// How a rule of a recursive group runs after the group's first pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +63,21 @@ pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding 
     }
     let mut atoms = Vec::new();
     for (i, op) in ops.iter().enumerate() {
-        if !reads_group(&op_reads(op), group_writes) {
+        let reads = match op {
+            Op::Path {
+                subject,
+                path,
+                object,
+                graph,
+            } if [subject, object]
+                .iter()
+                .any(|end| anchored(end, graph, &ops, i)) =>
+            {
+                anchored_path_reads(path, graph)
+            }
+            _ => op_reads(op),
+        };
+        if !reads_group(&reads, group_writes) {
             continue;
         }
         match op {
@@ -72,6 +86,20 @@ pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding 
         }
     }
     Seeding::Atoms(atoms)
+}
+
+/// Whether a path end is a constant, or a variable that a triple pattern of the path's graph among the other
+/// top-level operands binds (so the node it gives is one of that graph's).
+fn anchored(end: &PatternTerm, graph: &GraphTerm, ops: &[&Op], path: usize) -> bool {
+    match end {
+        PatternTerm::Const(_) => true,
+        PatternTerm::Var(v) => ops.iter().enumerate().any(|(i, op)| {
+            i != path
+                && matches!(op, Op::Pattern(tp)
+                    if tp.graph == *graph && tp.terms.contains(&PatternTerm::Var(*v)))
+        }),
+        PatternTerm::Triple(_) => false,
+    }
 }
 
 /// Whether the seed's rows are exactly the atom's matches among the seed facts.
@@ -202,6 +230,40 @@ mod tests {
         assert_eq!(seeding(&body, false, &[write(50)]), Seeding::Whole);
         let union = Op::join(Op::union(pat(0, 50, 1), pat(0, 70, 1)), pat(1, 60, 2));
         assert_eq!(seeding(&union, true, &[write(50)]), Seeding::Whole);
+    }
+
+    #[test]
+    fn an_anchored_zero_or_more_path_reads_its_links_only_and_an_unanchored_one_reads_everything() {
+        use crate::ir::PathExpr;
+        let star = |s: PatternTerm, o: PatternTerm| Op::Path {
+            subject: s,
+            path: PathExpr::ZeroOrMore(Box::new(PathExpr::Link(TermId(80)))),
+            object: o,
+            graph: GraphTerm::Default,
+        };
+        let v = |i: u32| PatternTerm::Var(VarId(i));
+        // cls-int2 as SPARQL expands it: ?c :int ?l . ?l :rest* ?m . ?m :first ?ci . ?y a ?c
+        let body = Op::Join(vec![
+            pat(0, 70, 1),
+            star(v(1), v(2)),
+            pat(2, 81, 3),
+            pat(4, 50, 0),
+        ]);
+        // A change to the types (50) seeds the type atom; the path reads :rest (80) only.
+        assert_eq!(seeding(&body, true, &[write(50)]), Seeding::Atoms(vec![3]));
+        assert_eq!(seeding(&body, true, &[write(80)]), Seeding::Whole);
+        // With both ends free the path's zero-length pairs range over every node: any write reaches it.
+        let free = Op::Join(vec![star(v(5), v(6)), pat(4, 50, 0)]);
+        assert_eq!(seeding(&free, true, &[write(50)]), Seeding::Whole);
+        // An end bound by a constant anchors it.
+        let constant = Op::Join(vec![
+            star(PatternTerm::Const(TermId(9)), v(6)),
+            pat(4, 50, 0),
+        ]);
+        assert_eq!(
+            seeding(&constant, true, &[write(50)]),
+            Seeding::Atoms(vec![1])
+        );
     }
 
     #[test]

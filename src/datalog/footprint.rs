@@ -149,6 +149,20 @@ pub fn op_reads(op: &Op) -> Vec<Access> {
     fp.reads
 }
 
+/// What a property path operand of a join reads when an end of it is anchored (a constant, or a variable another
+/// operand binds): only its links. Its zero-length pairs `(x, x)` then reach the join's result only for the `x`
+/// the anchor gives, so the graph's other nodes are not read (`?l rdf:rest* ?m . ?m rdf:first ?c`, as SPARQL
+/// expands `rdf:rest*/rdf:first`).
+pub fn anchored_path_reads(path: &PathExpr, graph: &GraphTerm) -> Vec<Access> {
+    let mut keys = Vec::new();
+    link_keys(path, &mut keys);
+    let mut fp = Footprint::default();
+    for k in keys {
+        read(&mut fp, Ctx::default(), scope_of(graph), k);
+    }
+    fp.reads
+}
+
 /// The reads of a filter condition's EXISTS patterns.
 pub fn expr_reads(e: &Expr) -> Vec<Access> {
     let mut fp = Footprint::default();
@@ -263,16 +277,40 @@ fn walk_expr(e: &Expr, cx: Ctx, positive: bool, fp: &mut Footprint) {
 }
 
 /// The predicates a path reads; a zero-length step or a negated set reads everything.
+/// What a path reads: the predicates of its links (any, for a negated set), and every fact when the path as a
+/// whole matches a zero-length path (its pairs `(x, x)` range over every node of the graph). A zero-length step
+/// inside a path that needs a link (`rdf:rest*/rdf:first`) reads no more than its links: it starts or ends at a
+/// node a link reaches.
 fn path_keys(p: &PathExpr, out: &mut Vec<Key>) {
+    if nullable(p) {
+        out.push(Key::Any);
+    }
+    link_keys(p, out);
+}
+
+/// Whether a path matches a zero-length path.
+fn nullable(p: &PathExpr) -> bool {
+    match p {
+        PathExpr::Link(_) | PathExpr::Negated(_) => false,
+        PathExpr::ZeroOrMore(_) | PathExpr::ZeroOrOne(_) => true,
+        PathExpr::Reverse(q) | PathExpr::OneOrMore(q) => nullable(q),
+        PathExpr::Sequence(a, b) => nullable(a) && nullable(b),
+        PathExpr::Alternative(a, b) => nullable(a) || nullable(b),
+    }
+}
+
+/// The predicates of a path's links.
+fn link_keys(p: &PathExpr, out: &mut Vec<Key>) {
     match p {
         PathExpr::Link(id) => out.push(Key::Predicate(*id)),
-        PathExpr::Negated(_) | PathExpr::ZeroOrMore(_) | PathExpr::ZeroOrOne(_) => {
-            out.push(Key::Any)
-        }
-        PathExpr::Reverse(q) | PathExpr::OneOrMore(q) => path_keys(q, out),
+        PathExpr::Negated(_) => out.push(Key::Any),
+        PathExpr::ZeroOrMore(q)
+        | PathExpr::ZeroOrOne(q)
+        | PathExpr::Reverse(q)
+        | PathExpr::OneOrMore(q) => link_keys(q, out),
         PathExpr::Sequence(a, b) | PathExpr::Alternative(a, b) => {
-            path_keys(a, out);
-            path_keys(b, out);
+            link_keys(a, out);
+            link_keys(b, out);
         }
     }
 }
@@ -280,6 +318,29 @@ fn path_keys(p: &PathExpr, out: &mut Vec<Key>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_that_needs_a_link_reads_its_links_and_a_nullable_one_reads_everything() {
+        let link = |p: u32| Box::new(PathExpr::Link(TermId(p)));
+        let keys = |p: PathExpr| {
+            let mut out = Vec::new();
+            path_keys(&p, &mut out);
+            out
+        };
+        // (:rest*/:first)+ needs a :first link: its zero-length steps start at nodes a link reaches.
+        let needs_link = PathExpr::OneOrMore(Box::new(PathExpr::Sequence(
+            Box::new(PathExpr::ZeroOrMore(link(80))),
+            link(81),
+        )));
+        assert_eq!(
+            keys(needs_link),
+            vec![Key::Predicate(TermId(80)), Key::Predicate(TermId(81))]
+        );
+        // :rest* and :a?|:b match (x, x) for every node x of the graph.
+        assert!(keys(PathExpr::ZeroOrMore(link(80))).contains(&Key::Any));
+        let optional = PathExpr::Alternative(Box::new(PathExpr::ZeroOrOne(link(80))), link(81));
+        assert!(keys(optional).contains(&Key::Any));
+    }
 
     fn a(scope: Scope, key: Key) -> Access {
         Access {
