@@ -374,7 +374,7 @@ impl Loader {
     }
 
     /// The line table of each source loaded since [`Loader::keep_lines`], in order: an N-Triples or N-Quads
-    /// file's lines, another syntax's facts ([`Loader::facts_since`]); `None` for stdin, and for an N-Triples
+    /// file's lines, another syntax's facts (their positions for hashes); `None` for stdin, and for an N-Triples
     /// or N-Quads file with a line stating two statements or read sequentially.
     pub fn take_line_tables(&mut self) -> Vec<Option<dump::LineTable>> {
         std::mem::take(&mut self.tables)
