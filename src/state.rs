@@ -216,6 +216,9 @@ pub struct Input {
     pub bytes: u64,
     /// Its SHA-256, hex.
     pub sha256: String,
+    /// The absolute path it was read at (what a relative IRI in it resolves against, without `--base`); `None`
+    /// in a manifest written before it was recorded.
+    pub absolute: Option<String>,
 }
 
 impl Input {
@@ -237,6 +240,9 @@ impl Input {
             path: path.display().to_string(),
             bytes,
             sha256: hex(&hasher.finalize()),
+            absolute: std::path::absolute(path)
+                .ok()
+                .map(|a| a.display().to_string()),
         })
     }
 }
@@ -358,7 +364,7 @@ impl Manifest {
             "format_version": format::VERSION,
             "reasonctl": self.reasonctl,
             "inputs": self.inputs.iter().map(|i| json!({
-                "path": i.path, "bytes": i.bytes, "sha256": i.sha256,
+                "path": i.path, "bytes": i.bytes, "sha256": i.sha256, "absolute": i.absolute,
             })).collect::<Vec<_>>(),
             "changes": self.changes.iter().map(|c| json!({
                 "kind": if c.added { "add" } else { "remove" },
@@ -380,6 +386,7 @@ impl Manifest {
                 path: i.get("path")?.as_str()?.to_owned(),
                 bytes: i.get("bytes")?.as_u64()?,
                 sha256: i.get("sha256")?.as_str()?.to_owned(),
+                absolute: i.get("absolute").and_then(Value::as_str).map(str::to_owned),
             })
         };
         let inputs = v
@@ -877,6 +884,7 @@ mod tests {
                 path: "d.nt".to_owned(),
                 bytes: 3,
                 sha256: "ab".to_owned(),
+                absolute: Some("/data/d.nt".to_owned()),
             }],
             changes: vec![Change {
                 added: false,
@@ -884,6 +892,7 @@ mod tests {
                     path: "minus.nt".to_owned(),
                     bytes: 5,
                     sha256: "cd".to_owned(),
+                    absolute: None,
                 },
             }],
             rules: vec!["r".to_owned()],

@@ -1800,3 +1800,185 @@ fn an_unchanged_turtle_file_beside_a_changed_dump_is_not_read_again_and_keeps_it
     };
     assert_eq!(unlabelled(&maintained), unlabelled(&fresh));
 }
+
+/// `materialize ARGS --format nquads -o OUT` in `dir` (must succeed), and what it wrote.
+fn written(dir: &Path, args: &[&str], out: &str) -> String {
+    let mut all = args.to_vec();
+    all.extend(["--format", "nquads", "-o", out]);
+    let o = run(dir, &all);
+    assert_eq!(o.status.code(), Some(0), "{all:?}: {}", stderr(&o));
+    fs::read_to_string(dir.join(out)).unwrap()
+}
+
+#[test]
+fn a_zero_or_more_path_from_a_variable_bound_only_as_a_predicate_is_maintained_and_staged_exactly()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // ?z is a predicate, no node: its zero-length step exists only once a fact names it as subject or object.
+    fs::write(
+        d.join("r.rq"),
+        "PREFIX ex: <http://ex.org/>\n#@rule r\nCONSTRUCT { ?z ex:r ?y } WHERE { ?s ?z ?o . ?z ex:q* ?y }\n\
+         #@rule w\nCONSTRUCT { ex:b ex:w ?v } WHERE { ?u ex:r ?v }\n",
+    )
+    .unwrap();
+    let ex = "http://ex.org/";
+    let old = format!("<{ex}a> <{ex}b> <{ex}c> .\n");
+    let new = format!("{old}<{ex}b> <{ex}t> <{ex}k> .\n");
+    fs::write(d.join("old.nt"), &old).unwrap();
+    fs::write(d.join("new.nt"), &new).unwrap();
+    fs::write(d.join("plus.nt"), format!("<{ex}b> <{ex}t> <{ex}k> .\n")).unwrap();
+    let fresh_new = written(d, &["materialize", "new.nt", "--rules", "r.rq"], "f.nq");
+    assert!(
+        fresh_new.contains(&format!("<{ex}b> <{ex}r> <{ex}b>")),
+        "{fresh_new}"
+    );
+    let whole = written(
+        d,
+        &[
+            "materialize",
+            "new.nt",
+            "--rules",
+            "r.rq",
+            "--schedule",
+            "whole-program",
+        ],
+        "w.nq",
+    );
+    assert_eq!(fresh_new, whole);
+    let fresh_old = written(d, &["materialize", "old.nt", "--rules", "r.rq"], "f.nq");
+    written(
+        d,
+        &["materialize", "old.nt", "--rules", "r.rq", "--state", "st"],
+        "a.nq",
+    );
+    let added = written(
+        d,
+        &["materialize", "--state", "st", "--add", "plus.nt"],
+        "b.nq",
+    );
+    assert_eq!(added, fresh_new);
+    let removed = written(
+        d,
+        &["materialize", "old.nt", "--rules", "r.rq", "--state", "st"],
+        "c.nq",
+    );
+    assert_eq!(removed, fresh_old);
+}
+
+#[test]
+fn an_unchanged_turtle_file_is_read_again_when_it_moved_or_its_base_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir(d.join("sub")).unwrap();
+    // Relative IRIs: they resolve against the file's place, or --base.
+    let onto = "<a> <http://ex.org/p> <b> .\n";
+    fs::write(d.join("o.ttl"), onto).unwrap();
+    fs::write(d.join("sub/o.ttl"), onto).unwrap();
+    fs::write(
+        d.join("d.nt"),
+        "<http://ex.org/x> <http://ex.org/p> <http://ex.org/y> .\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("d2.nt"),
+        "<http://ex.org/x> <http://ex.org/p> <http://ex.org/z> .\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("r.rq"),
+        "PREFIX ex: <http://ex.org/>\nCONSTRUCT { ?x ex:r ?y } WHERE { ?x ex:p ?y }\n",
+    )
+    .unwrap();
+    let rules = ["--rules", "r.rq"];
+    let with = |args: &[&'static str]| -> Vec<&'static str> { [args, &rules].concat() };
+    written(
+        d,
+        &with(&["materialize", "o.ttl", "d.nt", "--state", "st"]),
+        "a.nq",
+    );
+    // The same content at another place, beside a changed dump.
+    let moved = written(
+        d,
+        &with(&["materialize", "sub/o.ttl", "d2.nt", "--state", "st"]),
+        "b.nq",
+    );
+    let fresh = written(d, &with(&["materialize", "sub/o.ttl", "d2.nt"]), "c.nq");
+    assert!(fresh.contains("/sub/a>"), "{fresh}");
+    assert_eq!(moved, fresh);
+    // The same place under another --base.
+    let based = written(
+        d,
+        &with(&[
+            "materialize",
+            "sub/o.ttl",
+            "d.nt",
+            "--state",
+            "st",
+            "--base",
+            "http://other.org/",
+        ]),
+        "b.nq",
+    );
+    let fresh = written(
+        d,
+        &with(&[
+            "materialize",
+            "sub/o.ttl",
+            "d.nt",
+            "--base",
+            "http://other.org/",
+        ]),
+        "c.nq",
+    );
+    assert!(fresh.contains("<http://other.org/a>"), "{fresh}");
+    assert_eq!(based, fresh);
+}
+
+#[test]
+fn an_owl2rl_state_asked_for_provenance_is_derived_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let prefix = "@prefix ex: <http://example.org/> .\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n";
+    fs::write(
+        d.join("old.ttl"),
+        format!("{prefix}ex:C rdfs:subClassOf ex:D . ex:a a ex:C ."),
+    )
+    .unwrap();
+    fs::write(
+        d.join("new.ttl"),
+        format!("{prefix}ex:C rdfs:subClassOf ex:D . ex:a a ex:C . ex:b a ex:C ."),
+    )
+    .unwrap();
+    written(
+        d,
+        &["materialize", "old.ttl", "--owl2rl", "--state", "st"],
+        "a.nq",
+    );
+    let out = run(
+        d,
+        &[
+            "materialize",
+            "new.ttl",
+            "--owl2rl",
+            "--state",
+            "st",
+            "--provenance",
+            "-o",
+            "b.nq",
+            "--stats",
+            "s.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(d, "s.json")["mode"], "full");
+    let fresh = written(
+        d,
+        &["materialize", "new.ttl", "--owl2rl", "--provenance"],
+        "c.nq",
+    );
+    let maintained = fs::read_to_string(d.join("b.nq")).unwrap();
+    assert!(fresh.contains("reasonctl.invalid/ns#rule"), "{fresh}");
+    // -o b.nq wrote N-Quads by its extension, as --format nquads does.
+    assert_eq!(maintained, fresh);
+}

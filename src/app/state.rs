@@ -527,6 +527,17 @@ fn compare(
     if tables.len() != sources.len() {
         return Ok(None);
     }
+    // A table is reused only for a file read as it was: another --base, --data-format or --lenient reads it
+    // otherwise.
+    let (then, now) = (
+        &manifest.options,
+        options(load, &ReasoningSettings::default()),
+    );
+    let read_alike =
+        then.base == now.base && then.lenient == now.lenient && then.data_format == now.data_format;
+    if !read_alike {
+        return Ok(None);
+    }
     let mut compared = Vec::with_capacity(tables.len());
     let files = sources
         .iter()
@@ -536,15 +547,18 @@ fn compare(
         let (DataSource::File(path), Some(table)) = (source, table) else {
             return Ok(None);
         };
-        if now.sha256 == then.sha256 {
+        let lines = matches!(
+            load.format.or_else(|| DataFormat::from_path(path)),
+            Some(DataFormat::NTriples | DataFormat::NQuads)
+        );
+        // Another syntax's table lists the file's facts, whose relative IRIs resolved against where it was: it
+        // stands for the file only at the same place, unchanged; a changed file is read whole.
+        let same_place = now.absolute.is_some() && now.absolute == then.absolute;
+        if now.sha256 == then.sha256 && (lines || same_place) {
             compared.push(Compared::unchanged(table));
             continue;
         }
-        // Another syntax's table lists the file's facts, not its lines: a changed file is read whole.
-        if !matches!(
-            load.format.or_else(|| DataFormat::from_path(path)),
-            Some(DataFormat::NTriples | DataFormat::NQuads)
-        ) {
+        if !lines {
             return Ok(None);
         }
         match loader.compare_lines(path, load, table, progress)? {
@@ -872,10 +886,10 @@ pub(super) fn update(
     let base = differs.is_empty().then_some((files, counts));
     let full = if !differs.is_empty() {
         Some(differs.join("; "))
-    } else if settings.owl2rl {
-        owl2rl_full(&old.program, &store).map(str::to_owned)
     } else if settings.track {
         Some(PROVENANCE.to_owned())
+    } else if settings.owl2rl {
+        owl2rl_full(&old.program, &store).map(str::to_owned)
     } else {
         None
     };

@@ -89,14 +89,16 @@ pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding 
 }
 
 /// Whether a path end is a constant, or a variable that a triple pattern of the path's graph among the other
-/// top-level operands binds (so the node it gives is one of that graph's).
+/// top-level operands binds as its subject or object (so the node it gives is one of that graph's; a predicate
+/// is not a node).
 fn anchored(end: &PatternTerm, graph: &GraphTerm, ops: &[&Op], path: usize) -> bool {
     match end {
         PatternTerm::Const(_) => true,
         PatternTerm::Var(v) => ops.iter().enumerate().any(|(i, op)| {
             i != path
                 && matches!(op, Op::Pattern(tp)
-                    if tp.graph == *graph && tp.terms.contains(&PatternTerm::Var(*v)))
+                    if tp.graph == *graph
+                        && [&tp.terms[0], &tp.terms[2]].contains(&&PatternTerm::Var(*v)))
         }),
         PatternTerm::Triple(_) => false,
     }
@@ -255,6 +257,15 @@ mod tests {
         // With both ends free the path's zero-length pairs range over every node: any write reaches it.
         let free = Op::Join(vec![star(v(5), v(6)), pat(4, 50, 0)]);
         assert_eq!(seeding(&free, true, &[write(50)]), Seeding::Whole);
+        // A variable bound only as a predicate is no node: it does not anchor.
+        let predicate = Op::Join(vec![
+            Op::Pattern(TriplePattern {
+                terms: [v(7), v(5), v(8)],
+                graph: GraphTerm::Default,
+            }),
+            star(v(5), v(6)),
+        ]);
+        assert_eq!(seeding(&predicate, true, &[write(50)]), Seeding::Whole);
         // An end bound by a constant anchors it.
         let constant = Op::Join(vec![
             star(PatternTerm::Const(TermId(9)), v(6)),
