@@ -119,15 +119,17 @@ fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
         }
         Err(e) => e.to_string(),
     };
-    // A named-graph head: the same text as an INSERT update.
-    if let Some(rewritten) = construct_as_insert(text) {
+    // A named-graph head: the same text as an INSERT update (with FROM as USING, to be refused as FROM).
+    let rewritten = replace_keyword(text, "construct", "INSERT", false)
+        .map(|t| replace_keyword(&t, "from", "USING", true).unwrap_or(t));
+    if let Some(rewritten) = rewritten {
         if let Ok(update) = SparqlParser::new().parse_update(&rewritten) {
             if let [
                 GraphUpdateOperation::DeleteInsert {
                     delete,
                     insert,
                     pattern,
-                    using: None,
+                    using,
                 },
             ] = update.operations.as_slice()
             {
@@ -135,7 +137,7 @@ fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
                     return Ok(Parsed {
                         body: (**pattern).clone(),
                         projected: false,
-                        dataset: false,
+                        dataset: using.is_some(),
                         template: insert
                             .iter()
                             .map(|q| {
@@ -182,9 +184,12 @@ fn top_level_group_by(text: &str) -> bool {
     GROUP_BY.is_match(&tail)
 }
 
-/// The text with its first `CONSTRUCT` keyword (outside comments, IRIs and strings) replaced by `INSERT`.
-fn construct_as_insert(text: &str) -> Option<String> {
+/// The text with its first `keyword` (every one, with `every`), outside comments, IRIs and strings and not part
+/// of a name (`ex:from`, `?from`, `from:x`), replaced by `by`, case aside; `None` when it has none.
+fn replace_keyword(text: &str, keyword: &str, by: &str, every: bool) -> Option<String> {
     let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -205,16 +210,32 @@ fn construct_as_insert(text: &str) -> Option<String> {
                 }
             }
             _ => {
-                let word = text.get(i..i + 9)?;
-                let boundary = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
-                if boundary && word.eq_ignore_ascii_case("construct") {
-                    return Some(format!("{}INSERT{}", &text[..i], &text[i + 9..]));
+                let Some(word) = text.get(i..i + keyword.len()) else {
+                    break;
+                };
+                let word_char = |b: Option<&u8>| {
+                    b.is_some_and(|b| b.is_ascii_alphanumeric() || b"_:?$-.".contains(b))
+                };
+                let boundary = (i == 0 || !word_char(bytes.get(i - 1)))
+                    && !word_char(bytes.get(i + keyword.len()));
+                if boundary && word.eq_ignore_ascii_case(keyword) {
+                    out.push_str(&text[copied..i]);
+                    out.push_str(by);
+                    i += keyword.len();
+                    copied = i;
+                    if !every {
+                        break;
+                    }
+                    continue;
                 }
             }
         }
         i += 1;
     }
-    None
+    (copied > 0).then(|| {
+        out.push_str(&text[copied..]);
+        out
+    })
 }
 
 /// Parses, validates and lowers a SPARQL rule; every problem found is returned.
@@ -568,8 +589,29 @@ mod tests {
     fn the_construct_keyword_is_found_outside_iris_strings_and_comments() {
         let text =
             "# CONSTRUCT in a comment\nPREFIX c: <http://e/construct/> CONSTRUCT { } WHERE { }";
-        let rewritten = construct_as_insert(text).unwrap();
+        let rewritten = replace_keyword(text, "construct", "INSERT", false).unwrap();
         assert!(rewritten.contains("INSERT { }"));
         assert!(rewritten.contains("<http://e/construct/>"));
+    }
+
+    #[test]
+    fn from_is_refused_with_a_named_graph_head_too_and_names_called_from_are_not_from() {
+        let errors = compile_text(
+            "PREFIX ex: <http://e/> CONSTRUCT { GRAPH ex:g { ?a ex:q ?b } } FROM ex:d WHERE { ?a ex:p ?b }",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(
+                errors[0],
+                RuleError::Rejected {
+                    construct: "FROM / FROM NAMED",
+                    ..
+                }
+            ),
+            "{errors:?}"
+        );
+        let text = "PREFIX from: <http://e/> CONSTRUCT { GRAPH from:g { ?from from:q ?b } } WHERE { ?from from:from ?b }";
+        assert_eq!(replace_keyword(text, "from", "USING", true), None);
+        assert!(compile_text(text).is_ok());
     }
 }
