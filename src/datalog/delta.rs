@@ -17,7 +17,7 @@
 use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
 use crate::store::{TermId, Triple, View};
 
-use super::footprint::{Access, anchored_path_reads, expr_reads, op_reads};
+use super::footprint::{Access, expr_reads, operand_reads};
 
 /// How a rule of a recursive group runs after the group's first pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,20 +63,7 @@ pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding 
     }
     let mut atoms = Vec::new();
     for (i, op) in ops.iter().enumerate() {
-        let reads = match op {
-            Op::Path {
-                subject,
-                path,
-                object,
-                graph,
-            } if [subject, object]
-                .iter()
-                .any(|end| anchored(end, graph, &ops, i)) =>
-            {
-                anchored_path_reads(path, graph)
-            }
-            _ => op_reads(op),
-        };
+        let reads = operand_reads(&ops, i);
         if !reads_group(&reads, group_writes) {
             continue;
         }
@@ -86,22 +73,6 @@ pub fn seeding(body: &Op, repeatable: bool, group_writes: &[Access]) -> Seeding 
         }
     }
     Seeding::Atoms(atoms)
-}
-
-/// Whether a path end is a constant, or a variable that a triple pattern of the path's graph among the other
-/// top-level operands binds as its subject or object (so the node it gives is one of that graph's; a predicate
-/// is not a node).
-fn anchored(end: &PatternTerm, graph: &GraphTerm, ops: &[&Op], path: usize) -> bool {
-    match end {
-        PatternTerm::Const(_) => true,
-        PatternTerm::Var(v) => ops.iter().enumerate().any(|(i, op)| {
-            i != path
-                && matches!(op, Op::Pattern(tp)
-                    if tp.graph == *graph
-                        && [&tp.terms[0], &tp.terms[2]].contains(&&PatternTerm::Var(*v)))
-        }),
-        PatternTerm::Triple(_) => false,
-    }
 }
 
 /// Whether the seed's rows are exactly the atom's matches among the seed facts.

@@ -149,18 +149,51 @@ pub fn op_reads(op: &Op) -> Vec<Access> {
     fp.reads
 }
 
-/// What a property path operand of a join reads when an end of it is anchored (a constant, or a variable another
-/// operand binds): only its links. Its zero-length pairs `(x, x)` then reach the join's result only for the `x`
-/// the anchor gives, so the graph's other nodes are not read (`?l rdf:rest* ?m . ?m rdf:first ?c`, as SPARQL
-/// expands `rdf:rest*/rdf:first`).
-pub fn anchored_path_reads(path: &PathExpr, graph: &GraphTerm) -> Vec<Access> {
-    let mut keys = Vec::new();
-    link_keys(path, &mut keys);
+/// What operand `at` of a join (`ops`) reads. A property path with an end anchored — a constant, or a variable
+/// that a triple pattern of the path's graph among the other operands binds as subject or object (a predicate is
+/// no node) — reads only its links: its zero-length pairs `(x, x)` reach the join's result only for the `x` the
+/// anchor gives, so the graph's other nodes are not read (`?l rdf:rest* ?m . ?m rdf:first ?c`, as SPARQL expands
+/// `rdf:rest*/rdf:first`). Any other operand reads what [`op_reads`] says.
+pub fn operand_reads(ops: &[&Op], at: usize) -> Vec<Access> {
     let mut fp = Footprint::default();
-    for k in keys {
-        read(&mut fp, Ctx::default(), scope_of(graph), k);
-    }
+    walk_operand(ops, at, Ctx::default(), &mut fp);
     fp.reads
+}
+
+fn walk_operand(ops: &[&Op], at: usize, cx: Ctx, fp: &mut Footprint) {
+    match ops[at] {
+        Op::Path {
+            subject,
+            path,
+            object,
+            graph,
+        } if [subject, object]
+            .iter()
+            .any(|end| anchored(end, graph, ops, at)) =>
+        {
+            let mut keys = Vec::new();
+            link_keys(path, &mut keys);
+            for k in keys {
+                read(fp, cx, scope_of(graph), k);
+            }
+        }
+        op => walk(op, cx, fp),
+    }
+}
+
+/// Whether a path end is a constant, or a variable that a triple pattern of the path's graph among the other
+/// operands binds as its subject or object.
+fn anchored(end: &PatternTerm, graph: &GraphTerm, ops: &[&Op], path: usize) -> bool {
+    match end {
+        PatternTerm::Const(_) => true,
+        PatternTerm::Var(v) => ops.iter().enumerate().any(|(i, op)| {
+            i != path
+                && matches!(op, Op::Pattern(tp)
+                    if tp.graph == *graph
+                        && [&tp.terms[0], &tp.terms[2]].contains(&&PatternTerm::Var(*v)))
+        }),
+        PatternTerm::Triple(_) => false,
+    }
 }
 
 /// The reads of a filter condition's EXISTS patterns.
@@ -211,6 +244,12 @@ fn walk(op: &Op, cx: Ctx, fp: &mut Footprint) {
             path_keys(path, &mut keys);
             for k in keys {
                 read(fp, cx, scope_of(graph), k);
+            }
+        }
+        Op::Join(ops) => {
+            let ops: Vec<&Op> = ops.iter().collect();
+            for at in 0..ops.len() {
+                walk_operand(&ops, at, cx, fp);
             }
         }
         Op::Filter { input, expr } => {
@@ -318,6 +357,27 @@ fn link_keys(p: &PathExpr, out: &mut Vec<Key>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_join_reads_only_the_links_of_a_path_a_pattern_anchors() {
+        use crate::ir::{TriplePattern, VarId};
+        let v = |i: u32| PatternTerm::Var(VarId(i));
+        let star = |s: PatternTerm| Op::Path {
+            subject: s,
+            path: PathExpr::ZeroOrMore(Box::new(PathExpr::Link(TermId(80)))),
+            object: v(2),
+            graph: GraphTerm::Default,
+        };
+        let first = Op::Pattern(TriplePattern {
+            terms: [v(2), PatternTerm::Const(TermId(81)), v(3)],
+            graph: GraphTerm::Default,
+        });
+        // ?l rdf:rest* ?m . ?m rdf:first ?x
+        let anchored = op_reads(&Op::Join(vec![star(v(1)), first.clone()]));
+        assert!(anchored.iter().all(|a| a.key != Key::Any), "{anchored:?}");
+        // Alone, the path's zero-length pairs range over every node.
+        assert!(op_reads(&star(v(1))).iter().any(|a| a.key == Key::Any));
+    }
 
     #[test]
     fn a_path_that_needs_a_link_reads_its_links_and_a_nullable_one_reads_everything() {
