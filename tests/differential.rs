@@ -105,11 +105,16 @@ fn arb_group() -> impl Strategy<Value = String> {
 type Solutions = Vec<BTreeMap<String, String>>;
 
 fn ours(data: &str, query_text: &str, reorder: bool) -> Solutions {
-    ours_with_plan(data, query_text, reorder).0
+    ours_with_plan(data, query_text, reorder, |_| false).0
 }
 
-/// [`ours`], with whether the plan hashes a filtered pattern (a hash join whose build side filters).
-fn ours_with_plan(data: &str, query_text: &str, reorder: bool) -> (Solutions, bool) {
+/// [`ours`], with what `probe` says of the plan's root.
+fn ours_with_plan(
+    data: &str,
+    query_text: &str,
+    reorder: bool,
+    probe: impl Fn(&Node) -> bool,
+) -> (Solutions, bool) {
     let mut loader = Loader::new();
     loader
         .load_reader(
@@ -130,7 +135,7 @@ fn ours_with_plan(data: &str, query_text: &str, reorder: bool) -> (Solutions, bo
         reorder,
     )
     .expect("prepares");
-    let filtered_build = hashes_filtered(&prepared.plan.root);
+    let probed = probe(&prepared.plan.root);
     let outcome = query::execute(
         &prepared,
         &store.dict,
@@ -157,7 +162,7 @@ fn ours_with_plan(data: &str, query_text: &str, reorder: bool) -> (Solutions, bo
         })
         .collect();
     out.sort();
-    (out, filtered_build)
+    (out, probed)
 }
 
 fn hashes_filtered(node: &Node) -> bool {
@@ -189,11 +194,26 @@ fn a_filter_on_a_hashed_pattern_runs_before_the_hash_and_keeps_the_same_answers(
     let q = format!(
         "SELECT ?s2 ?p ?o WHERE {{ ?s <{EX}same> ?s2 . ?s ?p ?o FILTER (!sameTerm(?p, <{EX}same>)) }}"
     );
-    let (planned, hashed) = ours_with_plan(&data, &q, true);
-    let (written_order, _) = ours_with_plan(&data, &q, false);
+    let (planned, hashed) = ours_with_plan(&data, &q, true, hashes_filtered);
+    let (written_order, _) = ours_with_plan(&data, &q, false, hashes_filtered);
     assert!(hashed, "the filtered pattern was not hashed");
     assert_eq!(planned.len(), 120 * 120);
     assert_eq!(planned, written_order);
+}
+
+/// Whether the plan's first OPTIONAL is a hash left join with no condition left on it.
+fn optional_hashed(node: &Node) -> bool {
+    fn find(node: &Node) -> Option<bool> {
+        match &node.kind {
+            Kind::LeftJoin { mode, filter, .. } => {
+                Some(matches!(mode, LeftMode::Hash { .. }) && filter.is_none())
+            }
+            Kind::Seq(stages) => stages.iter().find_map(find),
+            Kind::Project { input, .. } => find(input),
+            _ => None,
+        }
+    }
+    find(node).unwrap_or(false)
 }
 
 /// An OPTIONAL sharing no variable with what it extends, with a condition on its own variables: it runs once,
@@ -222,41 +242,11 @@ fn an_optional_sharing_no_variable_runs_once_filtered_and_keeps_the_answers() {
     let q = format!(
         "SELECT * WHERE {{ ?a <{EX}p0> ?b . OPTIONAL {{ ?x <{EX}p0> ?c . ?c ?p ?o FILTER (?p = <{EX}p1>) }} }}"
     );
-    let hashed = |node: &Node| -> bool {
-        fn find(node: &Node) -> Option<bool> {
-            match &node.kind {
-                Kind::LeftJoin { mode, filter, .. } => {
-                    Some(matches!(mode, LeftMode::Hash { .. }) && filter.is_none())
-                }
-                Kind::Seq(stages) => stages.iter().find_map(find),
-                Kind::Project { input, .. } => find(input),
-                _ => None,
-            }
-        }
-        find(node).unwrap_or(false)
-    };
-    let mut loader = Loader::new();
-    loader
-        .load_reader(
-            "data",
-            data.as_bytes(),
-            DataFormat::NTriples,
-            None,
-            &NoProgress,
-        )
-        .expect("data");
-    let mut store = loader.finish();
-    let parsed = query::parse(&q, "q", None).expect("query parses");
-    let overlay = Overlay::new();
-    let prepared = query::prepare_with(
-        &parsed,
-        &mut store.dict,
-        View::new(&store.quads, &overlay),
-        true,
-    )
-    .expect("prepares");
-    assert!(hashed(&prepared.plan.root), "{:#?}", prepared.plan.root);
-    let planned = ours(&data, &q, true);
+    let (planned, hashed) = ours_with_plan(&data, &q, true, optional_hashed);
+    assert!(
+        hashed,
+        "the OPTIONAL is not run once, hashed and unfiltered"
+    );
     assert_eq!(planned.len(), 900 * 30);
     assert_eq!(planned, oracle(&triples, &q));
 }
