@@ -5,6 +5,9 @@
 //! - LUBM_L and LUBM_LE (SPARQL translations in `benches/lubm-rules/`) over LUBM(1) and LUBM(10), with pyoxigraph's
 //!   naive SPARQL INSERT-until-fixpoint side by side when it is installed (`pip install pyoxigraph`);
 //! - `--owl2rl` over LUBM(1) and LUBM(10) with LUBM_L's axioms as an OWL TBox (`benches/lubm-rules/LUBM_L.tbox.ttl`);
+//! - existence checks over LUBM(10): rules whose bodies have variables their heads do not read (`?s` of
+//!   `?c a ub:Course . ?s ub:takesCourse ?c`) and `FILTER [NOT] EXISTS` patterns, which run as probes (one row
+//!   per input row, not one per match);
 //! - ancestor over a 2,000-node chain (about 2M facts): semi-naive staged vs `--schedule whole-program` (capped at
 //!   `REASONCTL_NAIVE_TIMEOUT` seconds, default 60).
 //!
@@ -204,6 +207,21 @@ fn main() {
         let r = materialize_run::median(runs, || owl2rl(&data, &tbox));
         row(&format!("OWL 2 RL LUBM({univs}) + TBox"), &r, None);
     }
+    let exists = write_rules(
+        "exists.rq",
+        concat!(
+            "PREFIX ub: <http://swat.cse.lehigh.edu/onto/univ-bench.owl#>\nPREFIX ex: <http://example.org/>\n",
+            "#@rule taught\nCONSTRUCT { ?c a ex:TakenCourse } WHERE { ?c a ub:Course . ?s ub:takesCourse ?c }\n",
+            "#@rule unadvised\nCONSTRUCT { ?x a ex:Unadvised } WHERE { ?x a ub:GraduateStudent FILTER NOT EXISTS { ?x ub:takesCourse ?c } }\n",
+            "#@rule busy\nCONSTRUCT { ?x a ex:Busy } WHERE { ?x a ub:UndergraduateStudent FILTER EXISTS { ?x ub:takesCourse ?c } }\n",
+            "#@rule populated\nCONSTRUCT { ?d a ex:Populated } WHERE { ?d a ub:Department . ?x ub:memberOf ?d . ?x ub:takesCourse ?c }\n",
+        ),
+    );
+    row(
+        "existence checks LUBM(10)",
+        &median_run(&lubm(10), &exists, &[], runs),
+        None,
+    );
     let anc = write_rules(
         "ancestor.rq",
         "PREFIX ex: <http://example.org/>\n#@rule base\nCONSTRUCT { ?x ex:ancestor ?y } WHERE { ?x ex:parent ?y }\n#@rule step\nCONSTRUCT { ?x ex:ancestor ?z } WHERE { ?x ex:ancestor ?y . ?y ex:parent ?z }\n",

@@ -4,6 +4,7 @@
 pub mod cost;
 pub mod physical;
 pub mod planner;
+pub mod probe;
 
 pub use physical::{ExistsPlan, Kind, LeftMode, Node, Plan};
 pub use planner::{Dataset, plan, plan_with};

@@ -251,6 +251,43 @@ fn an_optional_sharing_no_variable_runs_once_filtered_and_keeps_the_answers() {
     assert_eq!(planned, oracle(&triples, &q));
 }
 
+/// Whether an EXISTS pattern of the plan runs as a probe (an existence check).
+fn exists_probed(node: &Node) -> bool {
+    let probed = |plan: &Node| match &plan.kind {
+        Kind::Probe(_) => true,
+        Kind::Seq(stages) => stages.iter().any(|s| matches!(s.kind, Kind::Probe(_))),
+        _ => false,
+    };
+    match &node.kind {
+        Kind::Filter { exists, .. } => exists.iter().any(|e| probed(&e.plan)),
+        Kind::Seq(stages) => stages.iter().any(exists_probed),
+        Kind::Project { input, .. } => exists_probed(input),
+        _ => false,
+    }
+}
+
+/// Every node with 40 `p1` links: `FILTER EXISTS { ?x p1 ?z }` checks each row's first link instead of meeting
+/// all 40, and `NOT EXISTS` likewise; the answers are spareval's.
+#[test]
+fn an_exists_pattern_stops_at_its_first_match_and_keeps_the_answers() {
+    let triples: Vec<(u8, u8, Obj)> = (0..20)
+        .flat_map(|a| (0..40).map(move |b| (a, 1, Obj::Node(b))))
+        .chain((0..30).map(|a| (a, 0, Obj::Node(a))))
+        .collect();
+    let data: String = triples
+        .iter()
+        .map(|(s, p, o)| format!("{} {} {} .\n", node(*s), pred(*p), obj_text(o)))
+        .collect();
+    for filter in ["EXISTS", "NOT EXISTS"] {
+        let q =
+            format!("SELECT ?x WHERE {{ ?x <{EX}p0> ?y FILTER {filter} {{ ?x <{EX}p1> ?z }} }}");
+        let (planned, probed) = ours_with_plan(&data, &q, true, exists_probed);
+        assert!(probed, "the {filter} pattern is not a probe");
+        assert_eq!(planned.len(), if filter == "EXISTS" { 20 } else { 10 });
+        assert_eq!(planned, oracle(&triples, &q));
+    }
+}
+
 fn oracle(triples: &[(u8, u8, Obj)], query_text: &str) -> Solutions {
     let mut dataset = Dataset::new();
     for (s, p, o) in triples {

@@ -848,8 +848,12 @@ pub(super) fn run_body(
     }
     let seeded_body = job.seed.map(|(atom, delta)| seeded(job.body, atom, delta));
     let body = seeded_body.as_ref().unwrap_or(job.body);
-    let plan = plan::plan(body, rule.vars.clone(), view, &dataset, &VarSet::new());
+    let mut plan = plan::plan(body, rule.vars.clone(), view, &dataset, &VarSet::new());
     drop(seeded_body);
+    // A fact is made once however many solutions make it: what the heads do not read is only checked for.
+    if let Some(live) = rule.head_vars() {
+        plan::probe::mark(&mut plan.root, &live);
+    }
     let mut cx = Context::new(view, Env::new(limits.now, None)).with_cancel(limits.cancel.clone());
     cx.pair_limit = limits.room.saturating_add(1);
     cx.path_limit = limits.path_limit;

@@ -290,7 +290,8 @@ pub fn run<'a>(
             }
             out.flush(st)
         }
-        Kind::Scan(tp) => scan(cx, st, node.id, tp, input, sink),
+        Kind::Scan(tp) => scan(cx, st, (node.id, false), tp, input, sink),
+        Kind::Probe(tp) => scan(cx, st, (node.id, true), tp, input, sink),
         Kind::Path {
             subject,
             path: p,
@@ -634,10 +635,11 @@ fn run_seq<'a>(
 }
 
 /// The index nested-loop join of each input row with a triple pattern's matches.
+/// A scan; a probe (`once`) keeps each input row once, with its first match.
 fn scan<'a>(
     cx: &Context<'a>,
     st: &mut State<'a>,
-    id: usize,
+    (id, once): (usize, bool),
     tp: &TriplePattern,
     input: &Rows,
     sink: Sink<'_, 'a>,
@@ -661,7 +663,7 @@ fn scan<'a>(
         }
         let (gs, gvar) = graphs(cx, &cx.named, &tp.graph, row);
         let gs = gs.as_slice();
-        for (gi, &g) in gs.iter().enumerate() {
+        'graphs: for (gi, &g) in gs.iter().enumerate() {
             cx.view.scan_into(g, &pattern, &mut scan);
             for triple in &mut scan {
                 if multi_default
@@ -683,6 +685,9 @@ fn scan<'a>(
                     continue;
                 }
                 tri!(out.maybe_flush(cx, st));
+                if once {
+                    break 'graphs;
+                }
             }
         }
     }

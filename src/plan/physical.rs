@@ -74,6 +74,9 @@ pub enum Kind {
     },
     /// Extends each input row with the matches of a triple pattern (index nested-loop join).
     Scan(TriplePattern),
+    /// Keeps each input row the triple pattern matches, once: what it would bind, nothing after reads (a
+    /// semijoin; see [`super::probe`]).
+    Probe(TriplePattern),
     /// Extends each input row with the matches of a property path.
     Path {
         subject: PatternTerm,
@@ -158,13 +161,18 @@ fn explain_node(
             vars.iter().map(|v| n.var(*v)).collect::<Vec<_>>().join(" "),
             rows.len()
         ),
-        Kind::Scan(p) => {
+        Kind::Scan(p) | Kind::Probe(p) => {
             let g = n
                 .graph(&p.graph)
                 .map(|g| format!(" GRAPH {g}"))
                 .unwrap_or_default();
             format!(
-                "Scan {} {} {}{g}",
+                "{} {} {} {}{g}",
+                if matches!(node.kind, Kind::Probe(_)) {
+                    "Probe"
+                } else {
+                    "Scan"
+                },
                 n.pattern_term(&p.terms[0]),
                 n.pattern_term(&p.terms[1]),
                 n.pattern_term(&p.terms[2])

@@ -244,9 +244,12 @@ impl Planner<'_> {
                 let seed = self.vars.hidden("seed");
                 let mut b = bound.clone();
                 b.insert(seed);
+                // Only the seed column is read from what the pattern outputs (a flag per outer row).
+                let mut plan = self.plan(op, &b);
+                super::probe::mark(&mut plan, &std::iter::once(seed).collect());
                 ExistsPlan {
                     key: exists_key(op),
-                    plan: self.plan(op, &b),
+                    plan,
                     seed,
                 }
             })

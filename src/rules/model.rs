@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use crate::ir::lower::TemplateTerm;
-use crate::ir::{Op, VarTable};
+use crate::ir::{Op, VarSet, VarTable};
 use crate::store::TermId;
 
 /// The rule language.
@@ -73,4 +73,30 @@ pub struct Rule {
     pub vars: VarTable,
     /// The heads.
     pub heads: Vec<Head>,
+}
+
+impl Rule {
+    /// The variables the heads read, when the facts a body solution makes depend on them alone; `None` when a
+    /// head makes a blank node, a new one per solution (then every solution counts).
+    pub fn head_vars(&self) -> Option<VarSet> {
+        fn collect(t: &TemplateTerm, out: &mut VarSet) -> Option<()> {
+            match t {
+                TemplateTerm::Const(_) => Some(()),
+                TemplateTerm::Var(v) => {
+                    out.insert(*v);
+                    Some(())
+                }
+                TemplateTerm::Blank(_) => None,
+                TemplateTerm::Triple(parts) => parts.iter().try_for_each(|p| collect(p, out)),
+                TemplateTerm::Reifier(minted) => {
+                    minted.edge.iter().try_for_each(|p| collect(p, out))
+                }
+            }
+        }
+        let mut out = VarSet::new();
+        for head in &self.heads {
+            head.terms.iter().try_for_each(|t| collect(t, &mut out))?;
+        }
+        Some(out)
+    }
 }

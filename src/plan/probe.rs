@@ -1,0 +1,171 @@
+//! This module defines probes: a scan of a pipeline whose new bindings nothing after it reads becomes an
+//! existence check that keeps each input row once when the pattern matches, instead of once per match.
+//!
+//! Only for consumers that read solutions as a set: a rule's heads (a fact is derived once however many
+//! solutions make it) and an EXISTS pattern (a flag per outer row). A query's bag of solutions is left alone.
+
+use crate::ir::VarSet;
+
+use super::physical::{Kind, Node};
+
+// For the pipeline s1 … sn read by `live` afterwards, going back from sn:
+//   si = Scan(tp), vars(tp) ∩ live ⊆ bound-for-sure before si   =>   si becomes Probe(tp)
+//   live := live ∪ what si reads
+// A stage the pass does not know (a hash join, a union, an OPTIONAL …) ends it: the stages before stay scans.
+
+/// Turns the scans of `node`'s pipeline (or `node` itself, a lone scan) into probes where nothing after them
+/// reads the variables they would bind; `live` are the variables read after the plan.
+pub fn mark(node: &mut Node, live: &VarSet) {
+    match &mut node.kind {
+        Kind::Seq(stages) => mark_stages(stages, live),
+        Kind::Scan(_) => mark_stages(std::slice::from_mut(node), live),
+        _ => {}
+    }
+}
+
+fn mark_stages(stages: &mut [Node], live: &VarSet) {
+    // The variables bound in every row before each stage.
+    let mut before = Vec::with_capacity(stages.len());
+    let mut so_far = VarSet::new();
+    for s in stages.iter() {
+        before.push(so_far.clone());
+        so_far.extend(&binds(s));
+    }
+    let mut live = live.clone();
+    for (stage, before) in stages.iter_mut().zip(before).rev() {
+        match &stage.kind {
+            Kind::Scan(tp) => {
+                let vars = tp.vars();
+                if vars.intersection(&live).is_subset(&before) {
+                    let tp = tp.clone();
+                    stage.kind = Kind::Probe(tp);
+                }
+                live.extend(&vars);
+            }
+            Kind::Probe(tp) => live.extend(&tp.vars()),
+            Kind::Filter { expr, .. } => live.extend(&expr.vars()),
+            Kind::Extend { var, expr, .. } => {
+                live.extend(&expr.vars());
+                live.insert(*var);
+            }
+            _ => return,
+        }
+    }
+}
+
+/// The variables a stage binds in every row it outputs (none, where that is not certain).
+fn binds(stage: &Node) -> VarSet {
+    match &stage.kind {
+        Kind::Scan(tp) | Kind::Probe(tp) => tp.vars(),
+        Kind::Values { vars, rows } => vars
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| rows.iter().all(|r| r[*k].is_some()))
+            .map(|(_, v)| *v)
+            .collect(),
+        _ => VarSet::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Expr, GraphTerm, PatternTerm, TriplePattern, VarId};
+    use crate::plan::LeftMode;
+    use crate::store::TermId;
+
+    fn node(kind: Kind) -> Node {
+        Node {
+            id: 0,
+            est: 1.0,
+            kind,
+        }
+    }
+
+    /// `?a <p> ?b` in the default graph.
+    fn scan(a: u32, p: u32, b: u32) -> Node {
+        node(Kind::Scan(TriplePattern {
+            terms: [
+                PatternTerm::Var(VarId(a)),
+                PatternTerm::Const(TermId(p)),
+                PatternTerm::Var(VarId(b)),
+            ],
+            graph: GraphTerm::Default,
+        }))
+    }
+
+    fn vars(v: &[u32]) -> VarSet {
+        v.iter().map(|&i| VarId(i)).collect()
+    }
+
+    /// Which stages of the marked pipeline are probes.
+    fn probes(stages: Vec<Node>, live: &[u32]) -> Vec<bool> {
+        let mut root = node(Kind::Seq(stages));
+        mark(&mut root, &vars(live));
+        let Kind::Seq(stages) = root.kind else {
+            unreachable!("a pipeline stays one")
+        };
+        stages
+            .iter()
+            .map(|s| matches!(s.kind, Kind::Probe(_)))
+            .collect()
+    }
+
+    // x=0 y=1 z=2
+    #[test]
+    fn a_last_scan_binding_only_what_nothing_reads_becomes_a_probe() {
+        assert_eq!(
+            probes(vec![scan(0, 10, 1), scan(1, 11, 2)], &[0, 1]),
+            [false, true]
+        );
+    }
+
+    #[test]
+    fn a_scan_binding_a_variable_read_after_it_stays_a_scan() {
+        // The head reads z, which the last scan binds; y joins the two scans.
+        assert_eq!(
+            probes(vec![scan(0, 10, 1), scan(1, 11, 2)], &[0, 2]),
+            [false, false]
+        );
+        // A filter after the scan reads z.
+        let filter = node(Kind::Filter {
+            expr: Expr::Var(VarId(2)),
+            exists: Vec::new(),
+        });
+        assert_eq!(
+            probes(vec![scan(0, 10, 1), scan(1, 11, 2), filter], &[0]),
+            [false, false, false]
+        );
+    }
+
+    #[test]
+    fn a_stage_the_pass_does_not_know_ends_it() {
+        // After an OPTIONAL, y may be unbound in some rows: the scan before it is left alone, and the one after
+        // it binds z, which nothing reads, but reads y, which is not bound for sure: it stays a scan.
+        let optional = node(Kind::LeftJoin {
+            right: Box::new(scan(0, 12, 1)),
+            filter: None,
+            exists: Vec::new(),
+            mode: LeftMode::Seeded { seed: VarId(9) },
+        });
+        assert_eq!(
+            probes(vec![scan(0, 10, 3), optional, scan(1, 11, 2)], &[0, 1]),
+            [false, false, false]
+        );
+    }
+
+    #[test]
+    fn a_chain_of_scans_read_by_nothing_is_probed_from_its_end() {
+        // x p y . y q z with only x read: the second scan checks; the first must still find every y.
+        assert_eq!(
+            probes(vec![scan(0, 10, 1), scan(1, 11, 2)], &[0]),
+            [false, true]
+        );
+        // A lone scan checked for rows that bind x already (an EXISTS pattern's seeds).
+        let values = node(Kind::Values {
+            vars: vec![VarId(0)],
+            rows: vec![vec![Some(TermId(5))]],
+        });
+        assert_eq!(probes(vec![values, scan(0, 10, 1)], &[0]), [false, true]);
+    }
+}
