@@ -669,6 +669,12 @@ pub fn materialize(
     let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let shares = settings.shares;
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Under --max-facts: the distinct derived facts this process's workers have seen so far (each fact meets one
+    // worker, the one its hash names, in every `distinct`), so that a run past the budget stops while deriving.
+    // One process only: in a cluster a process stopping alone would leave the others waiting for it (they see a
+    // closed link, not a lost one); there the cluster's count is checked at the fixpoint.
+    let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let max_facts = settings.max_facts.filter(|_| settings.cluster.is_none());
     let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
     let shared = (
@@ -676,6 +682,7 @@ pub fn materialize(
         found.clone(),
         timed_out.clone(),
         total.clone(),
+        counted.clone(),
     );
     // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -722,7 +729,22 @@ pub fn materialize(
     cluster::keep_worker_panics();
     let config = timely::WorkerConfig::default();
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
-        let (store, found, timed_out, total) = shared.clone();
+        let (store, found, timed_out, total, counted) = shared.clone();
+        // A new derived fact (not asserted, not seen by this worker before) counts once against --max-facts.
+        let seen: Rc<RefCell<hashbrown::HashSet<Q>>> = Rc::default();
+        let count = {
+            let (store, counted) = (store.clone(), counted.clone());
+            move |q: &Q, diff: isize| {
+                if max_facts.is_none() || diff <= 0 {
+                    return;
+                }
+                let [g, s, p, o] = q.map(TermId);
+                let asserted = store.quads.graph(g).is_some_and(|i| i.contains([s, p, o]));
+                if !asserted && seen.borrow_mut().insert(*q) {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        };
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
         let (index, peers) = (worker.index(), worker.peers());
@@ -758,6 +780,7 @@ pub fn materialize(
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
                         let reads = reads.clone();
+                        let count = count.clone();
                         derived.push(facts.scope().iterate(move |inner, x| {
                             let cx = Cx::new(
                                 base.enter(inner).concat(x),
@@ -770,7 +793,10 @@ pub fn materialize(
                             for &r in &group {
                                 out = out.concat(cx.rule(&rules[r]));
                             }
-                            out.distinct()
+                            let count = count.clone();
+                            (out.distinct().inner)
+                                .inspect(move |(q, _, diff)| count(q, *diff))
+                                .as_collection()
                         }));
                     }
                 }
@@ -779,7 +805,11 @@ pub fn materialize(
                     for d in derived {
                         stage_facts = stage_facts.concat(d);
                     }
-                    facts = facts.concat(stage_facts.distinct());
+                    let count = count.clone();
+                    let stage_facts = (stage_facts.distinct().inner)
+                        .inspect(move |(q, _, diff)| count(q, *diff))
+                        .as_collection();
+                    facts = facts.concat(stage_facts);
                 }
             }
             let facts = facts.distinct();
@@ -836,9 +866,12 @@ pub fn materialize(
             if timed_out.load(std::sync::atomic::Ordering::Relaxed) || cluster::link_lost() {
                 break;
             }
+            if max_facts.is_some_and(|m| counted.load(std::sync::atomic::Ordering::Relaxed) > m) {
+                break;
+            }
             worker.step();
         }
-        // Stopped early (out of time, or a peer gone): the dataflow is dropped, not stepped to its end by
+        // Stopped early (out of time, past --max-facts, or a peer gone): the dataflow is dropped, not stepped to its end by
         // timely after this closure returns (it would compute on past the deadline, or wait for a peer that
         // is gone).
         if probe.less_than(&1) {
@@ -863,6 +896,11 @@ pub fn materialize(
         return Err(DataflowError::Timeout {
             seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
         });
+    }
+    // Past the budget while deriving: stopped there (this process's share alone is more than the budget).
+    let seen = counted.load(std::sync::atomic::Ordering::Relaxed);
+    if let Some(max) = max_facts.filter(|&m| seen > m) {
+        return Err(DataflowError::MaxFacts { derived: seen, max });
     }
     let mut quads: Vec<Q> = std::mem::take(&mut *found.lock().expect("a worker panicked"));
     quads.sort_unstable();
@@ -993,6 +1031,30 @@ mod tests {
         );
         let code = miette::Diagnostic::code(&err).map(|c| c.to_string());
         assert_eq!(code.as_deref(), Some("reasonctl::dataflow::max_facts"));
+    }
+
+    // 400 nodes in a chain: 79,800 reach pairs. With --max-facts 100 the run stops while deriving, once it has
+    // seen more than 100, instead of closing the chain first and counting after.
+    #[test]
+    fn a_run_past_max_facts_stops_while_deriving() {
+        let chain: String = (0..399)
+            .map(|i| format!(":n{i} :edge :n{} . ", i + 1))
+            .collect();
+        let (program, store) = setup(&chain, REACH);
+        for workers in [1, 2] {
+            let run = Settings {
+                max_facts: Some(100),
+                ..settings(workers)
+            };
+            let err = materialize(&program, store.clone(), &run).expect_err("79,800 facts > 100");
+            let DataflowError::MaxFacts { derived, max: 100 } = err else {
+                panic!("{err:?}")
+            };
+            assert!(
+                derived > 100 && derived < 79_800 / 2,
+                "{workers} worker(s): stopped at {derived} facts"
+            );
+        }
     }
 
     #[test]
