@@ -271,8 +271,13 @@ pub fn rule_texts(store: &Store) -> Vec<RuleText> {
     for n in list_lengths(store, "hasKey") {
         // prp-key: T(?x, owl:sameAs, ?y) :- T(?c, owl:hasKey, [?p1 … ?pn]), T(?x, rdf:type, ?c),
         //          T(?x, ?pi, ?zi), T(?y, rdf:type, ?c), T(?y, ?pi, ?zi) for all i.
+        // The keys after the first as EXISTS, each value its own: joined, the keys' values multiply (k^n rows
+        // for k values a key property has), where a check per key reads each key's values once.
         let values: String = (1..=n)
-            .map(|i| format!(" ?x ?p{i} ?z{i} . ?y ?p{i} ?z{i} ."))
+            .map(|i| match i {
+                1 => " ?x ?p1 ?z1 . ?y ?p1 ?z1 .".to_owned(),
+                i => format!(" FILTER EXISTS {{ ?x ?p{i} ?z{i} . ?y ?p{i} ?z{i} }}"),
+            })
             .collect();
         texts.push(generated(
             format!("{ID_PREFIX}prp-key/{n}"),
