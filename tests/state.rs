@@ -1606,7 +1606,7 @@ fn a_diff_file_named_gz_is_written_compressed() {
 
 /// OWL 2 RL data over nodes ex:n0…: `(s, k, o)` is a fact of kind `k` (a transitive, a symmetric, a functional
 /// property, one with a domain, one inverse to the transitive one, owl:sameAs, a class member); with `ontology`,
-/// the ontology (which no change touches).
+/// the ontology (which no change touches; its key on K2, functional and domain property, runs prp-key/2).
 fn owl_data(facts: &[(u8, u8, u8)], ontology: bool) -> String {
     let mut text = String::from(
         "@prefix ex: <http://example.org/> .\n@prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
@@ -1616,7 +1616,8 @@ fn owl_data(facts: &[(u8, u8, u8)], ontology: bool) -> String {
         text.push_str(
             "ex:t a owl:TransitiveProperty . ex:s a owl:SymmetricProperty . ex:f a owl:FunctionalProperty .\n\
          ex:d rdfs:domain ex:K0 . ex:i owl:inverseOf ex:t . ex:K0 rdfs:subClassOf ex:K1 .\n\
-         ex:K1 owl:equivalentClass ex:K2 . ex:K3 owl:intersectionOf ( ex:K0 ex:K2 ) .\n",
+         ex:K1 owl:equivalentClass ex:K2 . ex:K3 owl:intersectionOf ( ex:K0 ex:K2 ) .\n\
+         ex:K2 owl:hasKey ( ex:f ex:d ) .\n",
         );
     }
     for &(s, k, o) in facts {
