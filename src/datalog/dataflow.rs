@@ -734,8 +734,9 @@ pub fn materialize(
         let seen: Rc<RefCell<hashbrown::HashSet<Q>>> = Rc::default();
         let count = {
             let (store, counted) = (store.clone(), counted.clone());
+            // Attached only under --max-facts.
             move |q: &Q, diff: isize| {
-                if max_facts.is_none() || diff <= 0 {
+                if diff <= 0 {
                     return;
                 }
                 let [g, s, p, o] = q.map(TermId);
@@ -793,10 +794,16 @@ pub fn materialize(
                             for &r in &group {
                                 out = out.concat(cx.rule(&rules[r]));
                             }
-                            let count = count.clone();
-                            (out.distinct().inner)
-                                .inspect(move |(q, _, diff)| count(q, *diff))
-                                .as_collection()
+                            let out = out.distinct();
+                            match max_facts {
+                                None => out,
+                                Some(_) => {
+                                    let count = count.clone();
+                                    (out.inner)
+                                        .inspect(move |(q, _, diff)| count(q, *diff))
+                                        .as_collection()
+                                }
+                            }
                         }));
                     }
                 }
@@ -805,10 +812,13 @@ pub fn materialize(
                     for d in derived {
                         stage_facts = stage_facts.concat(d);
                     }
-                    let count = count.clone();
-                    let stage_facts = (stage_facts.distinct().inner)
-                        .inspect(move |(q, _, diff)| count(q, *diff))
-                        .as_collection();
+                    let mut stage_facts = stage_facts.distinct();
+                    if max_facts.is_some() {
+                        let count = count.clone();
+                        stage_facts = (stage_facts.inner)
+                            .inspect(move |(q, _, diff)| count(q, *diff))
+                            .as_collection();
+                    }
                     facts = facts.concat(stage_facts);
                 }
             }

@@ -335,6 +335,15 @@ pub enum Op {
     },
 }
 
+/// The variables of a VALUES block that every row binds.
+pub fn values_certain_vars(vars: &[VarId], rows: &[Vec<Option<TermId>>]) -> VarSet {
+    vars.iter()
+        .enumerate()
+        .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
+        .map(|(_, v)| *v)
+        .collect()
+}
+
 impl Op {
     /// The natural join of two operands; flattens nested joins, drops units, and is empty if either side is.
     pub fn join(left: Op, right: Op) -> Op {
@@ -652,12 +661,7 @@ impl Op {
             | Op::OrderBy { input, .. }
             | Op::Slice { input, .. }
             | Op::Extend { input, .. } => input.certain_vars(),
-            Op::Values { vars, rows } => vars
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
-                .map(|(_, v)| *v)
-                .collect(),
+            Op::Values { vars, rows } => values_certain_vars(vars, rows),
             Op::Project { input, vars } => input
                 .certain_vars()
                 .intersection(&vars.iter().copied().collect()),

@@ -57,12 +57,7 @@ fn mark_stages(stages: &mut [Node], live: &VarSet) {
 fn binds(stage: &Node) -> VarSet {
     match &stage.kind {
         Kind::Scan(tp) | Kind::Probe(tp) => tp.vars(),
-        Kind::Values { vars, rows } => vars
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| rows.iter().all(|r| r[*k].is_some()))
-            .map(|(_, v)| *v)
-            .collect(),
+        Kind::Values { vars, rows } => crate::ir::op::values_certain_vars(vars, rows),
         _ => VarSet::new(),
     }
 }
