@@ -653,16 +653,9 @@ fn dataflow(
     };
     let shared = std::sync::Arc::new(std::mem::take(store));
     let outcome = datalog::dataflow::materialize(program, shared.clone(), &df);
-    // The workers have ended (joined): the store is the run's alone again.
-    let Ok(back) = std::sync::Arc::try_unwrap(shared) else {
-        return Err(Failure {
-            exit_code: 1,
-            ..Failure::input(datalog::dataflow::DataflowError::Failed {
-                reason: "a worker still held the data after the run".to_owned(),
-            })
-        });
-    };
-    *store = back;
+    // After a run that ended, the workers have ended (joined): the store is the run's alone again. A cluster's
+    // workers stopped early are held, with the data, until the process ends: the run failed, and says why.
+    let back = std::sync::Arc::try_unwrap(shared);
     let ran = outcome.map_err(|e| {
         use datalog::dataflow::DataflowError as E;
         let exit_code = match e {
@@ -676,6 +669,15 @@ fn dataflow(
             ..Failure::input(e)
         }
     })?;
+    let Ok(back) = back else {
+        return Err(Failure {
+            exit_code: 1,
+            ..Failure::input(datalog::dataflow::DataflowError::Failed {
+                reason: "a worker still held the data after the run".to_owned(),
+            })
+        });
+    };
+    *store = back;
     let datalog::dataflow::Ran {
         overlay,
         asserted,
@@ -730,7 +732,10 @@ fn run_failure(settings: &ReasoningSettings, e: RunError) -> Failure {
             }
             3
         }
-        RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::CheckTimeout { .. }) => 3,
+        RunError::Owl2Rl(
+            datalog::owl2rl::Owl2RlError::CheckTimeout { .. }
+            | datalog::owl2rl::Owl2RlError::ClosureTimeout { .. },
+        ) => 3,
         _ => 1,
     };
     Failure {

@@ -319,6 +319,20 @@ fn ended(out: &std::process::Output, exit: i32, says: &[&str]) -> Result<String,
     Ok(err)
 }
 
+/// The child's output if it ends within `seconds`; else it is killed, and the test fails: it hung.
+fn within(mut child: std::process::Child, seconds: u64) -> Result<std::process::Output, Failed> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while child.try_wait()?.is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("still running after {seconds} s: it hung").into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(child.wait_with_output()?)
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b)
         .split_whitespace()
@@ -430,6 +444,43 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             )?;
             if err.contains("panicked") || tmp.path().join("out.nq").exists() {
                 return Err("process 0 panicked or wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_process_out_of_time_ends_the_other_which_has_no_budget",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // About a million derived facts: seconds of work, so process 0's one-second budget ends it first.
+            let (rules, data) = chain(tmp.path(), 1500);
+            let hosts = hosts_file(tmp.path());
+            let one = process(tmp.path(), 1, &hosts, &data, &rules, &[]).spawn()?;
+            let zero = process(
+                tmp.path(),
+                0,
+                &hosts,
+                &data,
+                &rules,
+                &["--timeout", "1", "-o", "out.nq"],
+            )
+            .spawn()?;
+            // Both waited for (and killed if they hang) before either is judged: no process outlives the test.
+            let (zero, one) = (within(zero, 30), within(one, 30));
+            ended(
+                &zero?,
+                3,
+                &["reasonctl::dataflow::timeout", "nothing was written"],
+            )?;
+            // Process 1 has no budget: it ends because process 0 is gone, not at a deadline of its own. (A
+            // process that stopped by returning would close its links cleanly, and process 1 would wait forever.)
+            ended(
+                &one?,
+                1,
+                &["reasonctl::dataflow::cluster_lost", "nothing was written"],
+            )?;
+            if tmp.path().join("out.nq").exists() {
+                return Err("process 0 wrote its output".into());
             }
             Ok(())
         },

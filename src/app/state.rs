@@ -948,7 +948,7 @@ pub(super) fn update(
             .budget
             .timeout
             .map(|t| t.saturating_sub(report.elapsed));
-        datalog::owl2rl::check(&mut store, &overlay, options.now, left)
+        datalog::owl2rl::check_closure(&mut store, &overlay, &report, options.now, left)
             .map_err(|e| run_failure(&settings, datalog::RunError::Owl2Rl(e)))?;
         super::warn_unread_lists(&datalog::owl2rl::unread_lists(&store));
     }

@@ -162,7 +162,7 @@ pub enum DataflowError {
     #[diagnostic(
         code(reasonctl::dataflow::cluster_lost),
         help(
-            "a process of the cluster ended or lost its connection (a budget such as --max-memory or --timeout stops a process with exit 3): look at that process's own error, then start every process again"
+            "a process of the cluster ended or lost its connection (a budget such as --timeout, --max-facts or --max-memory stops a process with exit 3): look at that process's own error, then start every process again"
         )
     )]
     Lost {
@@ -671,10 +671,13 @@ pub fn materialize(
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Under --max-facts: the distinct derived facts this process's workers have seen so far (each fact meets one
     // worker, the one its hash names, in every `distinct`), so that a run past the budget stops while deriving.
-    // One process only: in a cluster a process stopping alone would leave the others waiting for it (they see a
-    // closed link, not a lost one); there the cluster's count is checked at the fixpoint.
+    // One process only: in a cluster, a process stopping alone would end the others with `cluster_lost` (exit 1)
+    // rather than the budget's exit 3, so every process runs to the fixpoint, where the cluster's count is checked.
     let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let max_facts = settings.max_facts.filter(|_| settings.cluster.is_none());
+    // The workers' ends: in a cluster a worker that stops early is held, not returned (see `cluster::Ending`).
+    let ended = Arc::new(cluster::Ended::default());
+    let in_cluster = settings.cluster.is_some();
     let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
     let shared = (
@@ -728,7 +731,10 @@ pub fn materialize(
         };
     cluster::keep_worker_panics();
     let config = timely::WorkerConfig::default();
+    let ending = ended.clone();
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
+        // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
+        let mut ending = ending.ending(in_cluster);
         let (store, found, timed_out, total, counted) = shared.clone();
         // A new derived fact (not asserted, not seen by this worker before) counts once against --max-facts.
         let seen: Rc<RefCell<hashbrown::HashSet<Q>>> = Rc::default();
@@ -884,13 +890,35 @@ pub fn materialize(
         // Stopped early (out of time, past --max-facts, or a peer gone): the dataflow is dropped, not stepped to its end by
         // timely after this closure returns (it would compute on past the deadline, or wait for a peer that
         // is gone).
+        // In a cluster the worker is then held (`ending`), so that the others see this process lost, not done.
         if probe.less_than(&1) {
+            ending.early = true;
             for id in worker.installed_dataflows() {
                 worker.drop_dataflow(id);
             }
         }
     })
     .map_err(|reason| DataflowError::Failed { reason })?;
+    if ended.wait(workers) {
+        // Held workers never end: their guards are forgotten, and their threads and links end with the process.
+        std::mem::forget(guards);
+        let seen = counted.load(std::sync::atomic::Ordering::Relaxed);
+        return Err(if cluster::link_lost() {
+            DataflowError::Lost {
+                reason: cluster::take_panic().unwrap_or_else(|| "a link was lost".to_owned()),
+            }
+        } else if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
+            DataflowError::Timeout {
+                seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
+            }
+        } else if let Some(max) = max_facts.filter(|&m| seen > m) {
+            DataflowError::MaxFacts { derived: seen, max }
+        } else {
+            DataflowError::Lost {
+                reason: cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned()),
+            }
+        });
+    }
     // A worker that panicked, or a link whose other end went away (timely's reader panics, then the workers):
     // the first panic's message; the guards' own panics on the way out are caught.
     let joined = cluster::quietly(move || guards.join());

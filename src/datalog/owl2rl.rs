@@ -72,6 +72,20 @@ pub enum Owl2RlError {
         /// The check that was running.
         check: String,
     },
+    /// The closure ran out of time, so the consistency checks could not run.
+    #[error(
+        "the OWL 2 RL closure did not finish within the --timeout ({derived} facts derived when it stopped), so the consistency checks did not run and the data is not known to be consistent; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::owl2rl::closure_timeout),
+        help(
+            "raise --timeout so the closure and its consistency checks finish"
+        )
+    )]
+    ClosureTimeout {
+        /// Facts derived when the closure stopped.
+        derived: usize,
+    },
 }
 
 /// The OWL 2 RL closure of the default graph: its program (for `explain`), its facts and its run report.
@@ -111,7 +125,7 @@ pub fn materialize(
         .budget
         .timeout
         .map(|t| t.saturating_sub(started.elapsed()));
-    check(store, &overlay, options.now, left)?;
+    check_closure(store, &overlay, &report, options.now, left)?;
     // The checks' time is the closure's: what follows gets what is left.
     report.elapsed = started.elapsed();
     Ok(Closure {
@@ -378,9 +392,27 @@ pub fn unread_lists(store: &Store) -> Vec<String> {
     out
 }
 
+/// Runs the consistency checks over asserted ⊕ the closure's facts `derived` (its run: `report`), within
+/// `timeout`. A closure that ran out of time is not checked: the budget is spent, and the error names the
+/// closure, not a check it never reached.
+pub fn check_closure(
+    store: &mut Store,
+    derived: &Overlay,
+    report: &Report,
+    now: DateTime,
+    timeout: Option<std::time::Duration>,
+) -> Result<(), Owl2RlError> {
+    if report.capped == Some(super::CapReason::Time) {
+        return Err(Owl2RlError::ClosureTimeout {
+            derived: report.derived,
+        });
+    }
+    check(store, derived, now, timeout)
+}
+
 /// Runs the consistency checks over asserted ⊕ `derived` facts, within `timeout`: every clash found, as (rule,
 /// message).
-pub fn check(
+fn check(
     store: &mut Store,
     derived: &Overlay,
     now: DateTime,

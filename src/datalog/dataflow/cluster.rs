@@ -15,7 +15,7 @@ use std::cell::Cell;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Condvar, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use sha2::Digest;
@@ -387,6 +387,65 @@ impl<G> Drop for UnlessLost<G> {
     fn drop(&mut self) {
         if link_lost() {
             std::mem::forget(self.0.take());
+        }
+    }
+}
+
+/// The end of one worker's closure, counted for the thread that waits on the workers ([`Ended::wait`]). In a
+/// cluster, a worker whose run stopped early (out of time, past `--max-facts`, a link lost, a panic) is held
+/// there instead of returning: a worker that returns drops its links' queues, and timely then closes each link
+/// with its clean-shutdown message, which the other processes read as "no more data" and wait on forever. Held,
+/// the links close with the process, unannounced, and every other process sees them lost
+/// ([`DataflowError::Lost`]).
+pub(super) struct Ending {
+    ended: Arc<Ended>,
+    /// A cluster's worker: held when its run stops early.
+    cluster: bool,
+    /// Set when the worker left its loop before the run's end.
+    pub early: bool,
+}
+
+/// How many of a process's workers have ended (or are held), and whether any is held.
+#[derive(Default)]
+pub(super) struct Ended {
+    count: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl Ended {
+    /// The guard one worker's closure holds.
+    pub(super) fn ending(self: &Arc<Self>, cluster: bool) -> Ending {
+        Ending {
+            ended: self.clone(),
+            cluster,
+            early: false,
+        }
+    }
+
+    /// Waits until `workers` workers have ended or are held; whether any is held (then the workers' guards must
+    /// be forgotten, not joined: a held thread never ends, and ends with the process).
+    pub(super) fn wait(&self, workers: usize) -> bool {
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        while count.0 < workers {
+            count = self.changed.wait(count).unwrap_or_else(|e| e.into_inner());
+        }
+        count.1
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        let hold = self.cluster && (self.early || std::thread::panicking());
+        {
+            let mut count = self.ended.count.lock().unwrap_or_else(|e| e.into_inner());
+            count.0 += 1;
+            count.1 |= hold;
+        }
+        self.ended.changed.notify_all();
+        if hold {
+            loop {
+                std::thread::park();
+            }
         }
     }
 }
