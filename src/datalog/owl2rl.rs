@@ -78,9 +78,7 @@ pub enum Owl2RlError {
     )]
     #[diagnostic(
         code(reasonctl::owl2rl::closure_timeout),
-        help(
-            "raise --timeout so the closure and its consistency checks finish"
-        )
+        help("raise --timeout so the closure and its consistency checks finish")
     )]
     ClosureTimeout {
         /// Facts derived when the closure stopped.
@@ -461,11 +459,21 @@ fn check(
             .either
             .as_ref()
             .and_then(|(a, b)| Some((column(a)?, column(b)?)));
+        let shown = |id: TermId| match outcome.terms.term(id) {
+            TermRef::Blank(_) => "a blank node".to_owned(),
+            _ => outcome.terms.display(id),
+        };
         let mut seen: HashSet<Vec<TermId>> = HashSet::new();
+        let mut texts: Vec<String> = Vec::new();
         for row in rows.iter() {
-            // One clash found both ways round is reported once.
+            let mut row = row.to_vec();
+            // One clash found both ways round is reported once, the way round its terms' text orders it (ids
+            // depend on the order terms were met: a maintained state's are not a fresh run's).
             if let Some((a, b)) = either {
-                let mut key = row.to_vec();
+                if shown(row[a]) > shown(row[b]) {
+                    row.swap(a, b);
+                }
+                let mut key = row.clone();
                 if key[a] > key[b] {
                     key.swap(a, b);
                 }
@@ -474,18 +482,21 @@ fn check(
                 }
             }
             let mut text = check.message.clone();
-            for (var, &id) in vars.iter().zip(row) {
-                let shown = match outcome.terms.term(id) {
-                    TermRef::Blank(_) => "a blank node".to_owned(),
-                    _ => outcome.terms.display(id),
-                };
-                text = text.replace(&format!("{{{var}}}"), &shown);
+            for (var, &id) in vars.iter().zip(&row) {
+                text = text.replace(&format!("{{{var}}}"), &shown(id));
             }
-            clashes.push((format!("{ID_PREFIX}{}", check.rule), text));
+            texts.push(text);
         }
+        // In the order of their text, not of term ids: the same data gives the same message, however it was
+        // reached (a run from scratch, or a maintained state).
+        texts.sort();
+        let rule = format!("{ID_PREFIX}{}", check.rule);
+        clashes.extend(texts.into_iter().map(|t| (rule.clone(), t)));
     }
-    clashes.extend(ill_typed(store, derived));
-    clashes.extend(out_of_range(store, derived));
+    for mut more in [ill_typed(store, derived), out_of_range(store, derived)] {
+        more.sort();
+        clashes.extend(more);
+    }
     if clashes.is_empty() {
         Ok(())
     } else {
