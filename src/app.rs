@@ -732,10 +732,14 @@ fn run_failure(settings: &ReasoningSettings, e: RunError) -> Failure {
             }
             3
         }
-        RunError::Owl2Rl(
-            datalog::owl2rl::Owl2RlError::CheckTimeout { .. }
-            | datalog::owl2rl::Owl2RlError::ClosureTimeout { .. },
-        ) => 3,
+        // The closure's statistics say where the time went, as a capped run's do.
+        RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::ClosureTimeout { report, .. }) => {
+            if let Err(failure) = write_stats(settings, report, None) {
+                return failure;
+            }
+            3
+        }
+        RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::CheckTimeout { .. }) => 3,
         _ => 1,
     };
     Failure {

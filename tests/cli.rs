@@ -593,6 +593,35 @@ fn a_cap_before_a_negating_rule_fails_writes_no_output_and_still_writes_stats() 
 }
 
 #[test]
+fn an_owl2rl_closure_out_of_time_fails_naming_the_closure_and_still_writes_stats() {
+    let root =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/materialize/owl2rl-closure-timeout");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.nt");
+    let stats = dir.path().join("stats.json");
+    let assert = reasonctl()
+        .arg("materialize")
+        .arg(root.join("data.ttl"))
+        .args(["--owl2rl", "--timeout", "0.000000001", "-o"])
+        .arg(&out)
+        .arg("--stats")
+        .arg(&stats)
+        .assert()
+        .code(3);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("reasonctl::owl2rl::closure_timeout") && !stderr.contains("check_timeout"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "a failed run must not write its output");
+    // The closure's statistics, capped by time: where the budget went.
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    assert_eq!(json["capped"], true, "{json}");
+    assert_eq!(json["capped_reason"], "time", "{json}");
+}
+
+#[test]
 fn deps_text_fits_80_columns_and_json_lists_stages_producers_first() {
     let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/deps/_program/rules");
     let text = reasonctl()

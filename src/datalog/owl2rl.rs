@@ -83,6 +83,8 @@ pub enum Owl2RlError {
     ClosureTimeout {
         /// Facts derived when the closure stopped.
         derived: usize,
+        /// The closure's run, capped (for `--stats`).
+        report: Box<Report>,
     },
 }
 
@@ -403,6 +405,7 @@ pub fn check_closure(
     if report.capped == Some(super::CapReason::Time) {
         return Err(Owl2RlError::ClosureTimeout {
             derived: report.derived,
+            report: Box::new(report.clone()),
         });
     }
     check(store, derived, now, timeout)
