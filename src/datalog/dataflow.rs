@@ -162,7 +162,7 @@ pub enum DataflowError {
     #[diagnostic(
         code(reasonctl::dataflow::cluster_lost),
         help(
-            "a process of the cluster ended or lost its connection (a budget such as --timeout, --max-facts or --max-memory stops a process with exit 3): look at that process's own error, then start every process again"
+            "a process of the cluster ended or lost its connection (a budget such as --timeout or --max-memory stops a process with exit 3): look at that process's own error, then start every process again"
         )
     )]
     Lost {

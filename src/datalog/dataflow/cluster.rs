@@ -392,7 +392,7 @@ impl<G> Drop for UnlessLost<G> {
 }
 
 /// The end of one worker's closure, counted for the thread that waits on the workers ([`Ended::wait`]). In a
-/// cluster, a worker whose run stopped early (out of time, past `--max-facts`, a link lost, a panic) is held
+/// cluster, a worker whose run stopped early (out of time, a link lost, a panic) is held
 /// there instead of returning: a worker that returns drops its links' queues, and timely then closes each link
 /// with its clean-shutdown message, which the other processes read as "no more data" and wait on forever. Held,
 /// the links close with the process, unannounced, and every other process sees them lost
