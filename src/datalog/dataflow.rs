@@ -899,7 +899,8 @@ pub fn materialize(
         }
     })
     .map_err(|reason| DataflowError::Failed { reason })?;
-    if ended.wait(workers) {
+    let finished = || guards.guards().iter().filter(|h| h.is_finished()).count();
+    if ended.wait(workers, finished) {
         // Held workers never end: their guards are forgotten, and their threads and links end with the process.
         std::mem::forget(guards);
         let seen = counted.load(std::sync::atomic::Ordering::Relaxed);

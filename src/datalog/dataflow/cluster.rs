@@ -405,10 +405,10 @@ pub(super) struct Ending {
     pub early: bool,
 }
 
-/// How many of a process's workers have ended (or are held), and whether any is held.
+/// How many of a process's workers have ended (held ones included), and how many of those are held.
 #[derive(Default)]
 pub(super) struct Ended {
-    count: Mutex<(usize, bool)>,
+    count: Mutex<(usize, usize)>,
     changed: Condvar,
 }
 
@@ -422,14 +422,20 @@ impl Ended {
         }
     }
 
-    /// Waits until `workers` workers have ended or are held; whether any is held (then the workers' guards must
-    /// be forgotten, not joined: a held thread never ends, and ends with the process).
-    pub(super) fn wait(&self, workers: usize) -> bool {
+    /// Waits until `workers` workers have ended or are held, or until a worker thread ended without reaching
+    /// its guard (timely failed before the closure ran; joining reports it): `finished` counts the worker threads
+    /// that are done. Whether any is held (then the workers' guards must be forgotten, not joined: a held thread
+    /// never ends, and ends with the process).
+    pub(super) fn wait(&self, workers: usize, finished: impl Fn() -> usize) -> bool {
         let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
-        while count.0 < workers {
-            count = self.changed.wait(count).unwrap_or_else(|e| e.into_inner());
+        // Every thread that ended through its guard and is not held finishes; one more finished never had one.
+        while count.0 < workers && finished() <= count.0 - count.1 {
+            count = (self.changed)
+                .wait_timeout(count, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
-        count.1
+        count.1 > 0
     }
 }
 
@@ -439,7 +445,7 @@ impl Drop for Ending {
         {
             let mut count = self.ended.count.lock().unwrap_or_else(|e| e.into_inner());
             count.0 += 1;
-            count.1 |= hold;
+            count.1 += usize::from(hold);
         }
         self.ended.changed.notify_all();
         if hold {
