@@ -722,18 +722,13 @@ fn run_options(settings: &ReasoningSettings, run: Run, store: &Store) -> datalog
     }
 }
 
-/// The failure of a run that could not finish: a budget that stopped rules that negate or aggregate (exit 3,
-/// with its statistics written), an OWL 2 RL check out of time (exit 3), anything else (exit 1).
+/// The failure of a run that could not finish: a budget that stopped rules that negate or aggregate, or the
+/// OWL 2 RL closure (exit 3, with its statistics written), an OWL 2 RL check out of time (exit 3), anything
+/// else (exit 1).
 fn run_failure(settings: &ReasoningSettings, e: RunError) -> Failure {
     let exit_code = match &e {
-        RunError::ResourceLimit { report, .. } => {
-            if let Err(failure) = write_stats(settings, report, None) {
-                return failure;
-            }
-            3
-        }
-        // The closure's statistics say where the time went, as a capped run's do.
-        RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::ClosureTimeout { report, .. }) => {
+        RunError::ResourceLimit { report, .. }
+        | RunError::Owl2Rl(datalog::owl2rl::Owl2RlError::ClosureTimeout { report }) => {
             if let Err(failure) = write_stats(settings, report, None) {
                 return failure;
             }

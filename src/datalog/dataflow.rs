@@ -900,32 +900,18 @@ pub fn materialize(
     })
     .map_err(|reason| DataflowError::Failed { reason })?;
     let finished = || guards.guards().iter().filter(|h| h.is_finished()).count();
-    if ended.wait(workers, finished) {
-        // Held workers never end: their guards are forgotten, and their threads and links end with the process.
+    let failed = if ended.wait(workers, finished) {
+        // Held workers (a cluster's, stopped early) never end: their guards are forgotten, and their threads and
+        // links end with the process. A lost link or a panic held them; else their own deadline did.
         std::mem::forget(guards);
-        let seen = counted.load(std::sync::atomic::Ordering::Relaxed);
-        return Err(if cluster::link_lost() {
-            DataflowError::Lost {
-                reason: cluster::take_panic().unwrap_or_else(|| "a link was lost".to_owned()),
-            }
-        } else if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
-            DataflowError::Timeout {
-                seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
-            }
-        } else if let Some(max) = max_facts.filter(|&m| seen > m) {
-            DataflowError::MaxFacts { derived: seen, max }
-        } else {
-            DataflowError::Lost {
-                reason: cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned()),
-            }
-        });
-    }
-    // A worker that panicked, or a link whose other end went away (timely's reader panics, then the workers):
-    // the first panic's message; the guards' own panics on the way out are caught.
-    let joined = cluster::quietly(move || guards.join());
-    let failed = match joined {
-        Ok(results) => results.iter().any(Result::is_err) || cluster::link_lost(),
-        Err(_) => true,
+        cluster::link_lost() || !timed_out.load(std::sync::atomic::Ordering::Relaxed)
+    } else {
+        // A worker that panicked, or a link whose other end went away (timely's reader panics, then the
+        // workers): the first panic's message; the guards' own panics on the way out are caught.
+        match cluster::quietly(move || guards.join()) {
+            Ok(results) => results.iter().any(Result::is_err) || cluster::link_lost(),
+            Err(_) => true,
+        }
     };
     if failed {
         let reason = cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned());

@@ -74,16 +74,15 @@ pub enum Owl2RlError {
     },
     /// The closure ran out of time, so the consistency checks could not run.
     #[error(
-        "the OWL 2 RL closure did not finish within the --timeout ({derived} facts derived when it stopped), so the consistency checks did not run and the data is not known to be consistent; nothing was written"
+        "the OWL 2 RL closure did not finish within the --timeout ({} facts derived when it stopped), so the consistency checks did not run and the data is not known to be consistent; nothing was written",
+        .report.derived
     )]
     #[diagnostic(
         code(reasonctl::owl2rl::closure_timeout),
         help("raise --timeout so the closure and its consistency checks finish")
     )]
     ClosureTimeout {
-        /// Facts derived when the closure stopped.
-        derived: usize,
-        /// The closure's run, capped (for `--stats`).
+        /// The closure's run, capped by time (its facts derived, and for `--stats`).
         report: Box<Report>,
     },
 }
@@ -404,7 +403,6 @@ pub fn check_closure(
 ) -> Result<(), Owl2RlError> {
     if report.capped == Some(super::CapReason::Time) {
         return Err(Owl2RlError::ClosureTimeout {
-            derived: report.derived,
             report: Box::new(report.clone()),
         });
     }
