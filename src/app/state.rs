@@ -16,7 +16,9 @@ use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
 use crate::state::format::Delta;
-use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
+use crate::state::{
+    self, Change, Files, HashAlgorithm, Input, Manifest, ResultOptions, StateError,
+};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, well_known};
@@ -81,8 +83,8 @@ fn failure(e: StateError) -> Failure {
     Failure::input(e)
 }
 
-/// The data files a state is made from (standard input is refused earlier).
-fn inputs(sources: &[DataSource]) -> Result<Vec<Input>, Failure> {
+/// The data files a state is made from (standard input is refused earlier), hashed with `algorithm`.
+fn inputs(sources: &[DataSource], algorithm: HashAlgorithm) -> Result<Vec<Input>, Failure> {
     sources
         .iter()
         .filter_map(|s| match s {
@@ -90,7 +92,7 @@ fn inputs(sources: &[DataSource]) -> Result<Vec<Input>, Failure> {
             DataSource::Stdin => None,
         })
         .map(|p| {
-            Input::of(p).map_err(|e| {
+            Input::of(p, algorithm).map_err(|e| {
                 Failure::from(crate::store::load::LoadError::Unreadable {
                     path: p.clone(),
                     source: e,
@@ -136,7 +138,7 @@ fn differences(
         ));
     }
     if !sources.is_empty() {
-        let now = inputs(sources)?;
+        let now = inputs(sources, manifest.hash_algorithm())?;
         if now.len() != manifest.inputs.len() {
             out.push(format!(
                 "{} data file(s) given, {} for the state",
@@ -145,7 +147,7 @@ fn differences(
             ));
         } else {
             for (a, b) in now.iter().zip(&manifest.inputs) {
-                if a.sha256 != b.sha256 {
+                if a.hash != b.hash {
                     out.push(format!(
                         "{} differs from the {} the state was made from",
                         a.path, b.path
@@ -327,7 +329,7 @@ impl Record {
         reasoning: &ReasoningSettings,
     ) -> Result<Self, Failure> {
         Ok(Self {
-            inputs: inputs(sources)?,
+            inputs: inputs(sources, HashAlgorithm::Blake3)?,
             changes: Vec::new(),
             options: options(load, reasoning),
             lines: None,
@@ -554,7 +556,7 @@ fn compare(
         // Another syntax's table lists the file's facts, whose relative IRIs resolved against where it was: it
         // stands for the file only at the same place, unchanged; a changed file is read whole.
         let same_place = now.absolute.is_some() && now.absolute == then.absolute;
-        if now.sha256 == then.sha256 && (lines || same_place) {
+        if now.hash == then.hash && (lines || same_place) {
             compared.push(Compared::unchanged(table));
             continue;
         }
@@ -739,14 +741,16 @@ pub(super) fn update(
         }));
     }
     // The data files, hashed once, while the state is opened (a dump's hash is a sequential pass over it).
-    let (opened, given_inputs) = rayon::join(|| from_state(dir, progress), || inputs(sources));
+    let algorithm = manifest.hash_algorithm();
+    let (opened, given_inputs) =
+        rayon::join(|| from_state(dir, progress), || inputs(sources, algorithm));
     let given_inputs = given_inputs?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
         && given_inputs
             .iter()
-            .map(|i| &i.sha256)
-            .eq(manifest.inputs.iter().map(|i| &i.sha256));
+            .map(|i| &i.hash)
+            .eq(manifest.inputs.iter().map(|i| &i.hash));
     if sources.is_empty() && change.is_empty() || same_data && differs.is_empty() {
         // Nothing to bring up to date: the state answers (its options must not conflict with those given).
         if !differs.is_empty() {
@@ -850,7 +854,7 @@ pub(super) fn update(
             for p in paths {
                 changes.push(Change {
                     added,
-                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
+                    input: inputs(&[DataSource::File(p.clone())], algorithm)?.remove(0),
                 });
             }
         }

@@ -87,10 +87,46 @@ pub(super) enum Piece<'a> {
 /// the range ends or `each` fails; `unreadable` makes the error of a failed read.
 pub(super) fn read_lines<E>(
     path: &Path,
-    (start, end): (u64, u64),
+    range: (u64, u64),
     progress: &dyn LoadProgress,
     unreadable: impl Fn(io::Error) -> E,
     mut each: impl FnMut(Piece<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    read_runs(path, range, progress, unreadable, |block, run| {
+        if !block.is_empty() {
+            each(Piece::Block(block))?;
+        }
+        for line in lines_of(run) {
+            each(Piece::Line(line))?;
+        }
+        Ok(())
+    })
+}
+
+/// The lines of a run of whole lines (as [`read_runs`] hands them), without their line breaks and a CR LF's
+/// carriage return.
+pub(super) fn lines_of(run: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= run.len() {
+            return None;
+        }
+        let len = memchr::memchr(b'\n', &run[at..]).unwrap_or(run.len() - at);
+        let line = strip_cr(&run[at..at + len]);
+        at += len + 1;
+        Some(line)
+    })
+}
+
+/// Reads the byte range `start..end` of `path` in blocks, handing `each` every block just read with the run of
+/// whole lines it completes (each with its line break; the range's last line may lack one), until the range
+/// ends or `each` fails; `unreadable` makes the error of a failed read.
+pub(super) fn read_runs<E>(
+    path: &Path,
+    (start, end): (u64, u64),
+    progress: &dyn LoadProgress,
+    unreadable: impl Fn(io::Error) -> E,
+    mut each: impl FnMut(&[u8], &[u8]) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut file = File::open(path).map_err(&unreadable)?;
     file.seek(SeekFrom::Start(start)).map_err(&unreadable)?;
@@ -110,23 +146,22 @@ pub(super) fn read_lines<E>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(unreadable(e)),
         };
-        if read > 0 {
-            each(Piece::Block(&buf[filled..filled + read]))?;
-        }
+        let block = filled..filled + read;
         filled += read;
-        let mut at = 0;
-        while let Some(len) = memchr::memchr(b'\n', &buf[at..filled]) {
-            each(Piece::Line(strip_cr(&buf[at..at + len])))?;
-            at += len + 1;
+        // The run ends after the block's last line break; at the range's end, with its last byte.
+        let whole = match read {
+            0 => filled,
+            _ => memchr::memrchr(b'\n', &buf[block.clone()]).map_or(0, |i| block.start + i + 1),
+        };
+        if read > 0 || whole > 0 {
+            let (head, _) = buf.split_at(filled);
+            each(&head[block], &head[..whole])?;
         }
         if read == 0 {
-            if at < filled {
-                each(Piece::Line(strip_cr(&buf[at..filled])))?;
-            }
             return Ok(());
         }
-        buf.copy_within(at..filled, 0);
-        filled -= at;
+        buf.copy_within(whole..filled, 0);
+        filled -= whole;
     }
 }
 
@@ -463,6 +498,51 @@ mod tests {
             .flat_map(|(g, idx)| idx.triples().iter().map(move |&[s, p, o]| [g, s, p, o]))
             .collect();
         (terms, quads)
+    }
+
+    /// The lines `read_lines` hands for the whole of `text`, and the bytes of the blocks it hands.
+    fn lines_read(text: &[u8]) -> (Vec<Vec<u8>>, usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.nt");
+        std::fs::write(&path, text).unwrap();
+        let (mut lines, mut blocks) = (Vec::new(), 0);
+        read_lines(
+            &path,
+            (0, text.len() as u64),
+            &crate::store::load::NoProgress,
+            |e| e,
+            |piece| {
+                match piece {
+                    Piece::Block(b) => blocks += b.len(),
+                    Piece::Line(l) => lines.push(l.to_vec()),
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        (lines, blocks)
+    }
+
+    #[test]
+    fn lines_are_read_without_their_breaks_blank_lines_kept_and_a_last_line_without_a_break_included()
+     {
+        let (lines, blocks) = lines_read(b"a b\r\n\nc\n\r\nlast");
+        let expected: Vec<&[u8]> = vec![b"a b", b"", b"c", b"", b"last"];
+        assert_eq!(lines, expected);
+        assert_eq!(blocks, 14);
+        assert_eq!(lines_read(b"").0, Vec::<Vec<u8>>::new());
+        assert_eq!(lines_read(b"x\n").0, vec![b"x".to_vec()]);
+    }
+
+    #[test]
+    fn a_line_longer_than_a_read_arrives_whole() {
+        let long = vec![b'x'; 3 * READ + 17];
+        let mut text = long.clone();
+        text.extend_from_slice(b"\nshort\n");
+        text.extend_from_slice(&long);
+        let (lines, blocks) = lines_read(&text);
+        assert_eq!(lines, vec![long.clone(), b"short".to_vec(), long]);
+        assert_eq!(blocks, text.len());
     }
 
     #[test]

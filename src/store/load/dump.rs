@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hashbrown::HashSet;
 use rayon::prelude::*;
 
-use super::chunks::{self, Piece, quads_of_lines, read_lines};
+use super::chunks::{self, quads_of_lines, read_runs};
 use super::{DataFormat, LoadError, LoadOptions, LoadProgress, Loader, open};
 use crate::store::{Quad, QuadStore, TermId, Triple};
 
@@ -144,9 +144,14 @@ impl<'a> Directory<'a> {
         }
     }
 
+    /// The bucket of `h`.
+    fn bucket(&self, h: u128) -> usize {
+        (h >> self.shift) as usize
+    }
+
     /// Where `h` is (an empty range when it is not).
     fn find(&self, h: u128) -> Range<usize> {
-        let bucket = (h >> self.shift) as usize;
+        let bucket = self.bucket(h);
         let (start, end) = (
             self.starts[bucket] as usize,
             self.starts[bucket + 1] as usize,
@@ -156,6 +161,22 @@ impl<'a> Directory<'a> {
         let last = first + here[first..].iter().take_while(|&&x| x == h).count();
         start + first..start + last
     }
+}
+
+/// Lines looked up together (see [`scan_range`]).
+const BATCH: usize = 16;
+
+/// Asks for the cache line of `at` to be loaded, without waiting for it.
+#[inline]
+fn prefetch<T>(at: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, and `at` is a valid reference besides.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(at).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 /// What a range of the file holds that the table lacks: its new lines (with their line breaks) and their hashes.
@@ -199,27 +220,46 @@ fn scan_range(
         text: Vec::new(),
         hashes: Vec::new(),
     };
-    let read = read_lines(path, (start, end), progress, unreadable, |piece| {
-        let line = match piece {
-            Piece::Block(_) if fresh.text.len() as u64 > most => return Err(Stop::TooNew),
-            Piece::Block(_) => return Ok(()),
-            Piece::Line(line) => line,
-        };
-        if is_idle(line) {
-            return Ok(());
+    // The lines are looked up a batch at a time, each step of the batch's lookups asking for the memory of the
+    // next (the bucket's bounds, then the bucket), so that the cache misses of a batch overlap.
+    let read = read_runs(path, (start, end), progress, unreadable, |_, run| {
+        if fresh.text.len() as u64 > most {
+            return Err(Stop::TooNew);
         }
-        let h = hash(line);
-        let at = table.find(h);
-        if at.is_empty() {
-            fresh.hashes.push(h);
-            fresh.text.extend_from_slice(line);
-            fresh.text.push(b'\n');
-        } else {
-            for i in at {
-                seen[i].store(true, Ordering::Relaxed);
+        let mut lines = chunks::lines_of(run).filter(|line| !is_idle(line));
+        let mut slots: [(u128, &[u8]); BATCH] = [(0, &[]); BATCH];
+        loop {
+            let mut n = 0;
+            for (slot, line) in slots.iter_mut().zip(lines.by_ref()) {
+                *slot = (hash(line), line);
+                n += 1;
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            let batch = &slots[..n];
+            for &(h, _) in batch {
+                prefetch(&table.starts[table.bucket(h)]);
+            }
+            for &(h, _) in batch {
+                let start = table.starts[table.bucket(h)] as usize;
+                if let Some(first) = table.hashes.get(start) {
+                    prefetch(first);
+                }
+            }
+            for &(h, line) in batch {
+                let at = table.find(h);
+                if at.is_empty() {
+                    fresh.hashes.push(h);
+                    fresh.text.extend_from_slice(line);
+                    fresh.text.push(b'\n');
+                } else {
+                    for i in at {
+                        seen[i].store(true, Ordering::Relaxed);
+                    }
+                }
             }
         }
-        Ok(())
     });
     match read {
         Ok(()) => {}
