@@ -4,7 +4,7 @@
 //! lines), one whole department, and 1,000 triples, each applied as a change set (`--remove` / `--add`) and as a
 //! full new dump, against the from-scratch run (targets: a 1 % change set in ≤ 15 % of it, a 1 % different dump in
 //! ≤ 50 %, 1,000 triples added in ≤ 0.5 s), with each run's peak resident size. Runs write their full output to a
-//! file, but for the `--diff -` rows, whose output is the RDF Patch. The maintenance rows also run `--owl2rl` over
+//! file, but for the `--diff -` rows (change sets and dumps), whose output is the RDF Patch. The maintenance rows also run `--owl2rl` over
 //! LUBM_L's axioms as an ontology (`OWL+TBox`, no rules: the closure alone is maintained). Median of `REASONCTL_STATE_RUNS` runs
 //! (default 3). `cargo bench --bench state`.
 
@@ -175,6 +175,15 @@ fn dump<'a>(data: &'a str, program: &[&'a str], out: &'a str, more: &[&'a str]) 
     args
 }
 
+/// The arguments of a run over `data` that writes only the RDF Patch of the change (`--diff -`), as a nightly
+/// pipeline that applies patches does.
+fn diffed<'a>(data: &'a str, program: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["materialize", "-q", data];
+    args.extend(program);
+    args.extend(["--diff", "-"]);
+    args
+}
+
 /// A copy of the state `from` at `to`, flushed to disk (untimed).
 fn reset(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
@@ -291,7 +300,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                 &["--state", without.to_str().unwrap()],
             ));
             assert_eq!(made.code, 0, "{}", made.stderr);
-            let cases: [(&str, &Path, Vec<&str>); 6] = [
+            let cases: [(&str, &Path, Vec<&str>); 8] = [
                 (
                     "--remove",
                     &full,
@@ -303,6 +312,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                     vec!["materialize", "-q", "--remove", change, "--diff", "-"],
                 ),
                 ("dump without it", &full, dump(rest, &program, out, &[])),
+                ("dump w/o --diff -", &full, diffed(rest, &program)),
                 (
                     "--add",
                     &without,
@@ -314,6 +324,7 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
                     vec!["materialize", "-q", "--add", change, "--diff", "-"],
                 ),
                 ("dump with it", &without, dump(data, &program, out, &[])),
+                ("dump with --diff -", &without, diffed(data, &program)),
             ];
             for (how, state, args) in cases {
                 let (wall, peak, mode) = maintained(runs, state, &copy, &args);

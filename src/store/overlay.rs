@@ -9,7 +9,7 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{Pattern, Perm, QuadStore, orders_agree, permutation, prefix_range};
+use super::quads::{Fences, Pattern, Perm, QuadStore, fenced_range, orders_agree, permutation};
 use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -21,6 +21,8 @@ struct Run {
     osp: std::sync::OnceLock<Vec<u32>>,
     /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
     preds: Vec<TermId>,
+    /// The fences of its three orders, built on first use (and again after the run changes).
+    fences: Fences,
 }
 
 impl Clone for Run {
@@ -37,6 +39,7 @@ impl Clone for Run {
             pos: copy(&self.pos),
             osp: copy(&self.osp),
             preds: self.preds.clone(),
+            fences: self.fences.clone(),
         }
     }
 }
@@ -73,6 +76,7 @@ impl Run {
             pos: std::sync::OnceLock::new(),
             osp: std::sync::OnceLock::new(),
             preds,
+            fences: Fences::default(),
         }
     }
 
@@ -149,6 +153,7 @@ impl Run {
             pos,
             osp,
             preds,
+            fences: Fences::default(),
         }
     }
 
@@ -191,6 +196,7 @@ impl Run {
         if at.is_empty() {
             return;
         }
+        self.fences = Fences::default();
         let mut words = vec![0u64; self.spo.len().div_ceil(64)];
         for &i in at {
             words[i as usize / 64] |= 1 << (i % 64);
@@ -241,16 +247,20 @@ impl Run {
         let (perm, len) = Perm::for_pattern(pattern);
         let prefix = perm.prefix(pattern);
         match perm {
-            Perm::Spo => Cursor::Keys(&self.spo[prefix_range(&self.spo, |k| *k, prefix, len)]),
+            Perm::Spo => {
+                let fence = self.fences.of(perm, &self.spo, None);
+                Cursor::Keys(&self.spo[fenced_range(&self.spo, |k| *k, fence, prefix, len)])
+            }
             Perm::Pos | Perm::Osp => {
                 let idx = if perm == Perm::Pos {
                     self.pos()
                 } else {
                     self.osp()
                 };
+                let fence = self.fences.of(perm, &self.spo, Some(idx));
                 let key_of = |&i: &u32| perm.to_key(self.spo[i as usize]);
                 Cursor::Indexed {
-                    idx: &idx[prefix_range(idx, key_of, prefix, len)],
+                    idx: &idx[fenced_range(idx, key_of, fence, prefix, len)],
                     spo: &self.spo,
                 }
             }
@@ -259,6 +269,7 @@ impl Run {
 
     fn heap_bytes(&self) -> usize {
         self.spo.capacity() * size_of::<Triple>()
+            + self.fences.heap_bytes()
             + (self.pos.get().map_or(0, Vec::capacity)
                 + self.osp.get().map_or(0, Vec::capacity)
                 + self.preds.capacity())
@@ -438,6 +449,7 @@ impl Overlay {
             spo,
             pos: std::sync::OnceLock::from(pos),
             osp: std::sync::OnceLock::from(osp),
+            fences: Fences::default(),
         };
         let i = match self.graphs.binary_search_by_key(&graph, |(g, _)| *g) {
             Ok(i) => i,
