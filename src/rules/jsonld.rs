@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod head;
+pub mod number;
 pub mod pattern;
 pub mod sexpr;
 mod strict;

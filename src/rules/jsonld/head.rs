@@ -13,6 +13,7 @@ use crate::rules::reifier::Minted;
 use crate::store::{Dictionary, LiteralKind, TermId, TermRef, TermSource, well_known as wk};
 
 use super::context::{Context, ExpandError, Expanded};
+use super::number::{self, Number};
 
 /// Why an `insert` does not make heads.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -313,12 +314,19 @@ impl HeadBuilder<'_> {
                 if *b { "true" } else { "false" },
                 "http://www.w3.org/2001/XMLSchema#boolean",
             ),
-            Value::Number(n) if n.is_i64() || n.is_u64() => {
-                self.typed(&n.to_string(), "http://www.w3.org/2001/XMLSchema#integer")
-            }
-            Value::Number(n) => {
-                self.typed(&n.to_string(), "http://www.w3.org/2001/XMLSchema#double")
-            }
+            Value::Number(n) => match number::canonical(&n.to_string(), false) {
+                Some(Number::Integer(lexical)) => {
+                    self.typed(&lexical, "http://www.w3.org/2001/XMLSchema#integer")
+                }
+                Some(Number::Double(lexical)) => {
+                    self.typed(&lexical, "http://www.w3.org/2001/XMLSchema#double")
+                }
+                None => {
+                    self.errors
+                        .push(HeadError::Shape(format!("{n} is not a literal value")));
+                    None
+                }
+            },
             Value::Object(m) if m.contains_key("@value") => {
                 for k in m.keys() {
                     match k.as_str() {
@@ -342,7 +350,20 @@ impl HeadBuilder<'_> {
                         return None;
                     }
                     Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
+                    // The number's canonical form under its datatype, as JSON-LD data gives it.
+                    Value::Number(n) => {
+                        let double = match m.get("@type") {
+                            Some(Value::String(t)) => self
+                                .cx
+                                .expand_iri(t)
+                                .is_ok_and(|dt| dt == "http://www.w3.org/2001/XMLSchema#double"),
+                            _ => false,
+                        };
+                        match number::canonical(&n.to_string(), double) {
+                            Some(Number::Integer(l) | Number::Double(l)) => l,
+                            None => n.to_string(),
+                        }
+                    }
                     Value::Bool(b) => b.to_string(),
                     other => {
                         self.errors.push(HeadError::Shape(format!(

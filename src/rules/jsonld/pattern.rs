@@ -11,6 +11,7 @@ use crate::ir::{
 use crate::store::{Dictionary, LiteralKind, TermId, well_known as wk};
 
 use super::context::{Context, ExpandError, Expanded};
+use super::number::{self, Number};
 use super::sexpr::{self, SExpr};
 
 /// Why a `where` clause does not lower; [`super::compile`] turns these into rule errors.
@@ -125,10 +126,11 @@ impl<'a> Lowerer<'a> {
             Value::Bool(b) => {
                 self.literal(if *b { "true" } else { "false" }, &format!("{XSD}boolean"))
             }
-            Value::Number(n) if n.is_i64() || n.is_u64() => {
-                self.literal(&n.to_string(), &format!("{XSD}integer"))
-            }
-            Value::Number(n) => self.literal(&n.to_string(), &format!("{XSD}double")),
+            Value::Number(n) => match number::canonical(&n.to_string(), false) {
+                Some(Number::Integer(lexical)) => self.literal(&lexical, &format!("{XSD}integer")),
+                Some(Number::Double(lexical)) => self.literal(&lexical, &format!("{XSD}double")),
+                None => return Err(WhereError::Shape(format!("{n} is not a literal value"))),
+            },
             other => return Err(WhereError::Shape(format!("{other} is not a literal value"))),
         })
     }
@@ -565,7 +567,14 @@ impl<'a> Lowerer<'a> {
         }
         let lexical = match value {
             Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
+            // The number's canonical form under its datatype, as JSON-LD data gives it.
+            Value::Number(n) => {
+                let double = datatype.as_deref() == Some(format!("{XSD}double").as_str());
+                match number::canonical(&n.to_string(), double) {
+                    Some(Number::Integer(l) | Number::Double(l)) => l,
+                    None => n.to_string(),
+                }
+            }
             Value::Bool(b) => b.to_string(),
             other => {
                 return Err(WhereError::Shape(format!(

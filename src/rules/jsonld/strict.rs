@@ -20,6 +20,9 @@ impl<'de> Deserialize<'de> for Strict {
 
 struct StrictVisitor;
 
+/// The key under which serde_json hands over a number's text (`arbitrary_precision`).
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
 impl<'de> Visitor<'de> for StrictVisitor {
     type Value = Value;
 
@@ -66,6 +69,15 @@ impl<'de> Visitor<'de> for StrictVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
+            // serde_json (`arbitrary_precision`) hands a number over as a map of one entry, its text under this
+            // key: the number as written, every digit kept.
+            if out.is_empty() && key == NUMBER_TOKEN {
+                let text: String = map.next_value()?;
+                return text
+                    .parse::<Number>()
+                    .map(Value::Number)
+                    .map_err(de::Error::custom);
+            }
             if out.contains_key(&key) {
                 return Err(de::Error::custom(format!(
                     "the key \"{key}\" is given twice in one object (JSON keeps only the last); write its values once, as an array"
@@ -88,6 +100,21 @@ mod tests {
         assert_eq!(
             parse(text).unwrap(),
             serde_json::from_str::<Value>(text).unwrap()
+        );
+        // A number keeps the digits it was written with, past 64 bits and past a double's (serde_json writes an
+        // exponent with its sign).
+        let big = parse(r#"[18446744073709551617, 1.50, 1e20, 123456789012345678901]"#).unwrap();
+        let texts: Vec<String> = (big.as_array().unwrap().iter())
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "18446744073709551617",
+                "1.50",
+                "1e+20",
+                "123456789012345678901"
+            ]
         );
         let e = parse("{\"where\": {\"ex:p\": 1,\n \"ex:p\": 2}}").unwrap_err();
         assert!(e.to_string().contains("\"ex:p\" is given twice"), "{e}");
