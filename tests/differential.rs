@@ -254,8 +254,8 @@ fn an_optional_sharing_no_variable_runs_once_filtered_and_keeps_the_answers() {
 /// Whether an EXISTS pattern of the plan runs as a probe (an existence check).
 fn exists_probed(node: &Node) -> bool {
     let probed = |plan: &Node| match &plan.kind {
-        Kind::Probe(_) => true,
-        Kind::Seq(stages) => stages.iter().any(|s| matches!(s.kind, Kind::Probe(_))),
+        Kind::Probe(..) => true,
+        Kind::Seq(stages) => stages.iter().any(|s| matches!(s.kind, Kind::Probe(..))),
         _ => false,
     };
     match &node.kind {

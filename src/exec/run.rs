@@ -290,8 +290,8 @@ pub fn run<'a>(
             }
             out.flush(st)
         }
-        Kind::Scan(tp) => scan(cx, st, (node.id, false), tp, input, sink),
-        Kind::Probe(tp) => scan(cx, st, (node.id, true), tp, input, sink),
+        Kind::Scan(tp) => scan(cx, st, (node.id, None), tp, input, sink),
+        Kind::Probe(tp, key) => scan(cx, st, (node.id, Some(key)), tp, input, sink),
         Kind::Path {
             subject,
             path: p,
@@ -636,10 +636,13 @@ fn run_seq<'a>(
 
 /// The index nested-loop join of each input row with a triple pattern's matches.
 /// A scan; a probe (`once`) keeps each input row once, with its first match.
+/// Extends each input row with the matches of `tp`; with `probe` (a [`Kind::Probe`]'s key), keeps each row once,
+/// and drops unprobed a row whose key is that of the row kept last (the rows a scan before made for one input
+/// row come together, and all but the first are duplicates for what follows once one has matched).
 fn scan<'a>(
     cx: &Context<'a>,
     st: &mut State<'a>,
-    (id, once): (usize, bool),
+    (id, probe): (usize, Option<&[VarId]>),
     tp: &TriplePattern,
     input: &Rows,
     sink: Sink<'_, 'a>,
@@ -647,7 +650,14 @@ fn scan<'a>(
     let mut out = Out::new(input.width(), id, sink);
     let multi_default = matches!(tp.graph, GraphTerm::Default) && cx.dataset.default.len() > 1;
     let mut scan = crate::store::Scan::empty();
-    for row in input.iter() {
+    let once = probe.is_some();
+    let key = probe.unwrap_or_default();
+    let same_key = |a: &[TermId], b: &[TermId]| key.iter().all(|v| a[v.index()] == b[v.index()]);
+    let mut kept: Option<usize> = None;
+    for (i, row) in input.iter().enumerate() {
+        if kept.is_some_and(|k| same_key(input.row(k), row)) {
+            continue;
+        }
         let mut pattern: Pattern = [None; 3];
         let mut impossible = false;
         for (k, t) in tp.terms.iter().enumerate() {
@@ -686,6 +696,7 @@ fn scan<'a>(
                 }
                 tri!(out.maybe_flush(cx, st));
                 if once {
+                    kept = Some(i);
                     break 'graphs;
                 }
             }

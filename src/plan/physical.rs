@@ -75,8 +75,10 @@ pub enum Kind {
     /// Extends each input row with the matches of a triple pattern (index nested-loop join).
     Scan(TriplePattern),
     /// Keeps each input row the triple pattern matches, once: what it would bind, nothing after reads (a
-    /// semijoin; see [`super::probe`]).
-    Probe(TriplePattern),
+    /// semijoin; see [`super::probe`]). The variables are the ones read after it: a row whose values of them
+    /// (bound, or not yet) equal those of the row it kept last is a duplicate of that row for everything after,
+    /// and is dropped unprobed.
+    Probe(TriplePattern, Vec<VarId>),
     /// Extends each input row with the matches of a property path.
     Path {
         subject: PatternTerm,
@@ -161,14 +163,14 @@ fn explain_node(
             vars.iter().map(|v| n.var(*v)).collect::<Vec<_>>().join(" "),
             rows.len()
         ),
-        Kind::Scan(p) | Kind::Probe(p) => {
+        Kind::Scan(p) | Kind::Probe(p, _) => {
             let g = n
                 .graph(&p.graph)
                 .map(|g| format!(" GRAPH {g}"))
                 .unwrap_or_default();
             format!(
                 "{} {} {} {}{g}",
-                if matches!(node.kind, Kind::Probe(_)) {
+                if matches!(node.kind, Kind::Probe(..)) {
                     "Probe"
                 } else {
                     "Scan"

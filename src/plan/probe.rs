@@ -38,11 +38,15 @@ fn mark_stages(stages: &mut [Node], live: &VarSet) {
                 let vars = tp.vars();
                 if vars.intersection(&live).is_subset(&before) {
                     let tp = tp.clone();
-                    stage.kind = Kind::Probe(tp);
+                    // Every variable read after: bound already (by a stage or by the input rows: an EXISTS
+                    // pattern's seed) or not yet (the same unbound mark in every row), so rows equal on them
+                    // are one row for everything after.
+                    let key = live.iter().collect();
+                    stage.kind = Kind::Probe(tp, key);
                 }
                 live.extend(&vars);
             }
-            Kind::Probe(tp) => live.extend(&tp.vars()),
+            Kind::Probe(tp, _) => live.extend(&tp.vars()),
             Kind::Filter { expr, .. } => live.extend(&expr.vars()),
             Kind::Extend { var, expr, .. } => {
                 live.extend(&expr.vars());
@@ -56,7 +60,7 @@ fn mark_stages(stages: &mut [Node], live: &VarSet) {
 /// The variables a stage binds in every row it outputs (none, where that is not certain).
 fn binds(stage: &Node) -> VarSet {
     match &stage.kind {
-        Kind::Scan(tp) | Kind::Probe(tp) => tp.vars(),
+        Kind::Scan(tp) | Kind::Probe(tp, _) => tp.vars(),
         Kind::Values { vars, rows } => crate::ir::op::values_certain_vars(vars, rows),
         _ => VarSet::new(),
     }
@@ -102,7 +106,7 @@ mod tests {
         };
         stages
             .iter()
-            .map(|s| matches!(s.kind, Kind::Probe(_)))
+            .map(|s| matches!(s.kind, Kind::Probe(..)))
             .collect()
     }
 
@@ -113,6 +117,29 @@ mod tests {
             probes(vec![scan(0, 10, 1), scan(1, 11, 2)], &[0, 1]),
             [false, true]
         );
+    }
+
+    #[test]
+    fn a_probe_keys_its_rows_by_the_variables_read_after_it() {
+        // x=0 y=1 z=2 w=3: scan(x, y), probe(y, z), scan(x, w), with x and w read at the end. After the probe, x
+        // and w are read (w is bound later, unbound in every row the probe sees): rows with one x are one row for
+        // the rest.
+        let mut root = node(Kind::Seq(vec![
+            scan(0, 10, 1),
+            scan(1, 11, 2),
+            scan(0, 12, 3),
+        ]));
+        mark(&mut root, &vars(&[0, 3]));
+        let Kind::Seq(stages) = root.kind else {
+            unreachable!("a pipeline stays one")
+        };
+        let keys: Vec<Option<Vec<VarId>>> = (stages.iter())
+            .map(|s| match &s.kind {
+                Kind::Probe(_, key) => Some(key.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(keys, [None, Some(vec![VarId(0), VarId(3)]), None]);
     }
 
     #[test]
