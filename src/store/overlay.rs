@@ -19,7 +19,8 @@ struct Run {
     spo: Vec<Triple>,
     pos: std::sync::OnceLock<Vec<u32>>,
     osp: std::sync::OnceLock<Vec<u32>>,
-    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run.
+    /// The distinct predicates of the run, sorted: a pattern whose predicate is absent skips the run. After
+    /// triples are taken out, a superset (a predicate none of the rest has may stay).
     preds: Vec<TermId>,
     /// The fences of its three orders, built on first use (and again after the run changes).
     fences: Fences,
@@ -220,7 +221,9 @@ impl Run {
                 true
             })
         };
-        let (spo, preds) = (&mut self.spo, &mut self.preds);
+        // The predicates stay as they were: a superset still skips only runs that hold none of a pattern's
+        // predicate, and listing them again would be a pass over the whole run for each removal.
+        let spo = &mut self.spo;
         let (pos, osp) = (self.pos.get_mut(), self.osp.get_mut());
         rayon::join(
             || {
@@ -232,7 +235,6 @@ impl Run {
                     to += end - i as usize - 1;
                 }
                 spo.truncate(to);
-                *preds = predicates(spo);
             },
             || rayon::join(|| pos.map(renumber), || osp.map(renumber)),
         );
@@ -694,6 +696,30 @@ mod tests {
 
     fn t(s: u32, p: u32, o: u32) -> Triple {
         [TermId(s), TermId(p), TermId(o)]
+    }
+
+    #[test]
+    fn a_predicate_whose_last_triple_is_taken_out_is_scanned_to_nothing_and_the_rest_still_found() {
+        let mut overlay = Overlay::new();
+        overlay.add(TermId(0), vec![t(1, 10, 2), t(2, 10, 3), t(1, 11, 4)]);
+        let store = QuadStore::from_graphs(vec![(TermId(0), vec![])]);
+        let p = |p: u32| -> Pattern { [None, Some(TermId(p)), None] };
+        // The permutations are built, then the only triple of predicate 11 goes.
+        View::new(&store, &overlay)
+            .scan(TermId(0), &p(11))
+            .for_each(drop);
+        overlay.remove_sorted(&[[TermId(0), TermId(1), TermId(11), TermId(4)]]);
+        let view = View::new(&store, &overlay);
+        assert_eq!(view.scan(TermId(0), &p(11)).count(), 0);
+        assert_eq!(view.count(TermId(0), &p(11)), 0);
+        let tens: Vec<Triple> = view.scan(TermId(0), &p(10)).collect();
+        assert_eq!(tens, vec![t(1, 10, 2), t(2, 10, 3)]);
+        overlay.add(TermId(0), vec![t(5, 11, 6)]);
+        let view = View::new(&store, &overlay);
+        assert_eq!(
+            view.scan(TermId(0), &p(11)).collect::<Vec<_>>(),
+            vec![t(5, 11, 6)]
+        );
     }
 
     #[test]
