@@ -26,6 +26,11 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// The line tables' file name.
 pub const LINES: &str = "lines.bin";
+/// The state format a manifest says. Format 3: the inputs' hashes are BLAKE3 (a state of format 2, whose
+/// manifest lists SHA-256 hashes, is read as well: its snapshot, deltas and lines are the same). An older
+/// reasonctl refuses a format-3 state by this number rather than misreading its manifest.
+pub const MANIFEST_VERSION: u32 = 3;
+
 /// The most deltas a state keeps before a save writes a whole snapshot again.
 const MAX_DELTAS: usize = 32;
 
@@ -435,7 +440,7 @@ impl Manifest {
     fn to_json(&self, files: &[FileRef], lines: Option<&FileRef>) -> Value {
         json!({
             "format": "reasonctl-state",
-            "format_version": format::VERSION,
+            "format_version": MANIFEST_VERSION,
             "reasonctl": self.reasonctl,
             "inputs": self.inputs.iter().map(|i| {
                 let mut v = i.to_json();
@@ -726,7 +731,7 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
         return Err(StateError::Missing { dir: name });
     }
     let found = v.get("format_version").and_then(Value::as_u64).unwrap_or(0);
-    if found != u64::from(format::VERSION) {
+    if !(2..=u64::from(MANIFEST_VERSION)).contains(&found) {
         return Err(StateError::Version {
             dir: name.clone(),
             found,
@@ -735,7 +740,7 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
                 .and_then(Value::as_str)
                 .unwrap_or("?")
                 .to_owned(),
-            reads: format::VERSION,
+            reads: MANIFEST_VERSION,
         });
     }
     Manifest::from_json(&v).ok_or_else(|| corrupt(format!("{MANIFEST} lacks a field")))
@@ -1086,7 +1091,7 @@ mod tests {
         std::fs::write(
             dir.join(MANIFEST),
             m.replace(
-                &format!("\"format_version\": {}", format::VERSION),
+                &format!("\"format_version\": {MANIFEST_VERSION}"),
                 "\"format_version\": 99",
             ),
         )

@@ -417,10 +417,10 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
     fs::write(
         &manifest,
         text.replace(
-            &format!("\"format_version\": {}", reasonctl::state::format::VERSION),
+            &format!("\"format_version\": {}", reasonctl::state::MANIFEST_VERSION),
             &format!(
                 "\"format_version\": {}",
-                reasonctl::state::format::VERSION + 1
+                reasonctl::state::MANIFEST_VERSION + 1
             ),
         ),
     )

@@ -635,7 +635,6 @@ fn run_seq<'a>(
 }
 
 /// The index nested-loop join of each input row with a triple pattern's matches.
-/// A scan; a probe (`once`) keeps each input row once, with its first match.
 /// Extends each input row with the matches of `tp`; with `probe` (a [`Kind::Probe`]'s key), keeps each row once,
 /// and drops unprobed a row whose key is that of the row kept last (the rows a scan before made for one input
 /// row come together, and all but the first are duplicates for what follows once one has matched).

@@ -47,6 +47,9 @@ fn mark_stages(stages: &mut [Node], live: &VarSet) {
                 live.extend(&vars);
             }
             Kind::Probe(tp, _) => live.extend(&tp.vars()),
+            // A function that gives a new value each call (BNODE, RAND, UUID) tells apart rows that are equal
+            // on every variable: no probe before it.
+            Kind::Filter { expr, .. } | Kind::Extend { expr, .. } if volatile(expr) => return,
             Kind::Filter { expr, .. } => live.extend(&expr.vars()),
             Kind::Extend { var, expr, .. } => {
                 live.extend(&expr.vars());
@@ -58,6 +61,17 @@ fn mark_stages(stages: &mut [Node], live: &VarSet) {
 }
 
 /// The variables a stage binds in every row it outputs (none, where that is not certain).
+/// Whether an expression calls a function that gives a new value each call.
+fn volatile(expr: &crate::ir::Expr) -> bool {
+    let mut found = false;
+    expr.visit(&mut |sub| {
+        if let crate::ir::Expr::Call(f, _) = sub {
+            found |= f.is_volatile();
+        }
+    });
+    found
+}
+
 fn binds(stage: &Node) -> VarSet {
     match &stage.kind {
         Kind::Scan(tp) | Kind::Probe(tp, _) => tp.vars(),
@@ -140,6 +154,20 @@ mod tests {
             })
             .collect();
         assert_eq!(keys, [None, Some(vec![VarId(0), VarId(3)]), None]);
+    }
+
+    #[test]
+    fn no_probe_comes_before_a_function_that_gives_a_new_value_each_call() {
+        // BIND(BNODE() AS ?w) mints a node per row: rows equal on every variable are not one row for it.
+        let mint = node(Kind::Extend {
+            var: VarId(3),
+            expr: Expr::Call(crate::ir::Func::BNode, Vec::new()),
+            exists: Vec::new(),
+        });
+        assert_eq!(
+            probes(vec![scan(0, 10, 1), scan(1, 11, 2), mint], &[0, 3]),
+            [false, false, false]
+        );
     }
 
     #[test]

@@ -314,19 +314,18 @@ impl HeadBuilder<'_> {
                 if *b { "true" } else { "false" },
                 "http://www.w3.org/2001/XMLSchema#boolean",
             ),
-            Value::Number(n) => match number::canonical(&n.to_string(), false) {
-                Some(Number::Integer(lexical)) => {
-                    self.typed(&lexical, "http://www.w3.org/2001/XMLSchema#integer")
-                }
-                Some(Number::Double(lexical)) => {
-                    self.typed(&lexical, "http://www.w3.org/2001/XMLSchema#double")
-                }
-                None => {
-                    self.errors
-                        .push(HeadError::Shape(format!("{n} is not a literal value")));
-                    None
-                }
-            },
+            // The canonical form is a valid literal of its type by construction (an integer past 64 bits too,
+            // which the range check of a written `@value` would refuse).
+            Value::Number(n) => {
+                let (lexical, dt) = match number::canonical(&n.to_string(), false) {
+                    Number::Integer(l) => (l, "http://www.w3.org/2001/XMLSchema#integer"),
+                    Number::Double(l) => (l, "http://www.w3.org/2001/XMLSchema#double"),
+                };
+                let dt = self.dict.intern_iri(dt);
+                Some(TemplateTerm::Const(
+                    self.dict.intern_literal(&lexical, LiteralKind::Typed(dt)),
+                ))
+            }
             Value::Object(m) if m.contains_key("@value") => {
                 for k in m.keys() {
                     match k.as_str() {
@@ -350,18 +349,21 @@ impl HeadBuilder<'_> {
                         return None;
                     }
                     Value::String(s) => s.clone(),
-                    // The number's canonical form under its datatype, as JSON-LD data gives it.
+                    // A number typed xsd:double or xsd:integer in its canonical form, as JSON-LD data gives it;
+                    // under another datatype (`xsd:decimal`, …) as written, a valid literal of it.
                     Value::Number(n) => {
-                        let double = match m.get("@type") {
-                            Some(Value::String(t)) => self
-                                .cx
-                                .expand_iri(t)
-                                .is_ok_and(|dt| dt == "http://www.w3.org/2001/XMLSchema#double"),
-                            _ => false,
+                        let dt = match m.get("@type") {
+                            Some(Value::String(t)) => self.cx.expand_iri(t).ok(),
+                            _ => None,
                         };
-                        match number::canonical(&n.to_string(), double) {
-                            Some(Number::Integer(l) | Number::Double(l)) => l,
-                            None => n.to_string(),
+                        let xsd = "http://www.w3.org/2001/XMLSchema#";
+                        match dt.as_deref().and_then(|d| d.strip_prefix(xsd)) {
+                            Some(local @ ("double" | "integer")) => {
+                                match number::canonical(&n.to_string(), local == "double") {
+                                    Number::Integer(l) | Number::Double(l) => l,
+                                }
+                            }
+                            _ => n.to_string(),
                         }
                     }
                     Value::Bool(b) => b.to_string(),

@@ -11,15 +11,19 @@ pub enum Number {
 }
 
 /// The canonical literal of the JSON number `text` (JSON syntax: a sign, digits, a fraction, an exponent), a
-/// double whatever its value when `always_double` (its datatype is `xsd:double`); `None` if `text` is not a
-/// number or its exponent does not fit in 64 bits.
+/// double whatever its value when `always_double` (its datatype is `xsd:double`); a double written as `text` is
+/// when it cannot be put in canonical form (its exponent does not fit in 64 bits), as the data loader does.
 ///
 /// The number is read as `0.DIGITS × 10^exp` without leading or trailing zeros: it is an integer when every
 /// digit stands before the point (`exp ≥ DIGITS`) and `exp ≤ 20`, as oxjsonld, which loads JSON-LD data, decides
 /// (JSON-LD 1.1's conversion of an object to RDF draws the line at 10^21; a rule and its data must agree, so the
 /// data's reading is the rule's). The text is the number as written: serde_json keeps it (`arbitrary_precision`),
 /// so no digit is lost to a 64-bit float.
-pub fn canonical(text: &str, always_double: bool) -> Option<Number> {
+pub fn canonical(text: &str, always_double: bool) -> Number {
+    canonical_form(text, always_double).unwrap_or_else(|| Number::Double(text.to_owned()))
+}
+
+fn canonical_form(text: &str, always_double: bool) -> Option<Number> {
     let (negative, unsigned) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text.strip_prefix('+').unwrap_or(text)),
@@ -42,8 +46,8 @@ pub fn canonical(text: &str, always_double: bool) -> Option<Number> {
             Number::Integer("0".to_owned())
         });
     }
-    exp = exp.checked_add(i64::try_from(int.len()).ok()?)?;
-    exp = exp.checked_sub(i64::try_from(lead).ok()?)?;
+    // One step, as the point moves past the integer digits less the leading zeros.
+    exp = exp.checked_add(i64::try_from(int.len()).ok()? - i64::try_from(lead).ok()?)?;
     let count = i64::try_from(digits.len()).ok()?;
     let sign = if negative { "-" } else { "" };
     Some(if !always_double && exp >= count && exp <= 20 {
@@ -88,12 +92,12 @@ mod tests {
         (lexical.to_owned(), dt.to_string())
     }
 
-    fn int(s: &str) -> Option<Number> {
-        Some(Number::Integer(s.to_owned()))
+    fn int(s: &str) -> Number {
+        Number::Integer(s.to_owned())
     }
 
-    fn dbl(s: &str) -> Option<Number> {
-        Some(Number::Double(s.to_owned()))
+    fn dbl(s: &str) -> Number {
+        Number::Double(s.to_owned())
     }
 
     #[test]
@@ -148,7 +152,7 @@ mod tests {
                 text.push_str(&format!("e{e}"));
             }
             let xsd = "http://www.w3.org/2001/XMLSchema#";
-            let (lexical, kind) = match canonical(&text, double).unwrap() {
+            let (lexical, kind) = match canonical(&text, double) {
                 Number::Integer(l) => (l, "integer"),
                 Number::Double(l) => (l, "double"),
             };
@@ -159,9 +163,19 @@ mod tests {
     }
 
     #[test]
-    fn what_is_not_a_number_or_overflows_the_exponent_has_no_literal() {
-        assert_eq!(canonical("", false), None);
-        assert_eq!(canonical("1x", false), None);
-        assert_eq!(canonical("1e99999999999999999999", false), None);
+    fn a_number_whose_exponent_does_not_fit_is_a_double_written_as_it_is() {
+        assert_eq!(
+            canonical("1e99999999999999999999", false),
+            dbl("1e99999999999999999999")
+        );
+        // The point moves in one step: no overflow on the way to an exponent that fits.
+        assert_eq!(
+            canonical("0.5e9223372036854775807", false),
+            dbl("5.0E9223372036854775806")
+        );
+        assert_eq!(
+            canonical("100e9223372036854775806", false),
+            dbl("100e9223372036854775806")
+        );
     }
 }

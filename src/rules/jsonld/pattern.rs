@@ -127,9 +127,8 @@ impl<'a> Lowerer<'a> {
                 self.literal(if *b { "true" } else { "false" }, &format!("{XSD}boolean"))
             }
             Value::Number(n) => match number::canonical(&n.to_string(), false) {
-                Some(Number::Integer(lexical)) => self.literal(&lexical, &format!("{XSD}integer")),
-                Some(Number::Double(lexical)) => self.literal(&lexical, &format!("{XSD}double")),
-                None => return Err(WhereError::Shape(format!("{n} is not a literal value"))),
+                Number::Integer(lexical) => self.literal(&lexical, &format!("{XSD}integer")),
+                Number::Double(lexical) => self.literal(&lexical, &format!("{XSD}double")),
             },
             other => return Err(WhereError::Shape(format!("{other} is not a literal value"))),
         })
@@ -571,8 +570,7 @@ impl<'a> Lowerer<'a> {
             Value::Number(n) => {
                 let double = datatype.as_deref() == Some(format!("{XSD}double").as_str());
                 match number::canonical(&n.to_string(), double) {
-                    Some(Number::Integer(l) | Number::Double(l)) => l,
-                    None => n.to_string(),
+                    Number::Integer(l) | Number::Double(l) => l,
                 }
             }
             Value::Bool(b) => b.to_string(),
