@@ -547,29 +547,20 @@ fn a_cap_before_a_negating_rule_fails_writes_no_output_and_still_writes_stats() 
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/materialize/strata-chain");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.nq");
-    let stats = dir.path().join("stats.json");
-    let assert = reasonctl()
-        .arg("materialize")
-        .arg(root.join("data.ttl"))
-        .arg("--rules")
-        .arg(root.join("rules.rq"))
-        .args(["--max-facts", "6", "-o"])
-        .arg(&out)
-        .arg("--stats")
-        .arg(&stats)
-        .assert()
-        .code(3);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let (stderr, json) = failed_with_stats(
+        reasonctl()
+            .arg("materialize")
+            .arg(root.join("data.ttl"))
+            .arg("--rules")
+            .arg(root.join("rules.rq"))
+            .args(["--max-facts", "6"]),
+        &out,
+        dir.path(),
+    );
     assert!(
         stderr.contains("reasonctl::datalog::resource_limit"),
         "{stderr}"
     );
-    assert!(
-        !out.exists(),
-        "a failed run must not write its partial output"
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
     assert_eq!(json["capped"], true);
     assert_eq!(json["derived"], 6);
     let pending: Vec<&str> = json["pending_rules"]
@@ -598,27 +589,42 @@ fn an_owl2rl_closure_out_of_time_fails_naming_the_closure_and_still_writes_stats
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/materialize/owl2rl-closure-timeout");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.nt");
-    let stats = dir.path().join("stats.json");
-    let assert = reasonctl()
-        .arg("materialize")
-        .arg(root.join("data.ttl"))
-        .args(["--owl2rl", "--timeout", "0.000000001", "-o"])
-        .arg(&out)
+    let (stderr, json) = failed_with_stats(
+        reasonctl()
+            .arg("materialize")
+            .arg(root.join("data.ttl"))
+            .args(["--owl2rl", "--timeout", "0.000000001"]),
+        &out,
+        dir.path(),
+    );
+    assert!(
+        stderr.contains("reasonctl::owl2rl::closure_timeout") && !stderr.contains("check_timeout"),
+        "{stderr}"
+    );
+    // The closure's statistics, capped by time: where the budget went.
+    assert_eq!(json["capped"], true, "{json}");
+    assert_eq!(json["capped_reason"], "time", "{json}");
+}
+
+/// Runs `cmd` with `-o out --stats DIR/stats.json`; it must exit 3 and write no output. Its standard error and
+/// its statistics.
+fn failed_with_stats(
+    cmd: &mut assert_cmd::Command,
+    out: &Path,
+    dir: &Path,
+) -> (String, serde_json::Value) {
+    let stats = dir.join("stats.json");
+    let assert = cmd
+        .arg("-o")
+        .arg(out)
         .arg("--stats")
         .arg(&stats)
         .assert()
         .code(3);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("reasonctl::owl2rl::closure_timeout") && !stderr.contains("check_timeout"),
-        "{stderr}"
-    );
     assert!(!out.exists(), "a failed run must not write its output");
-    // The closure's statistics, capped by time: where the budget went.
-    let json: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
-    assert_eq!(json["capped"], true, "{json}");
-    assert_eq!(json["capped_reason"], "time", "{json}");
+    let json = serde_json::from_str(&fs::read_to_string(&stats).unwrap()).unwrap();
+    (stderr, json)
 }
 
 #[test]

@@ -250,7 +250,7 @@ impl Run {
         let prefix = perm.prefix(pattern);
         match perm {
             Perm::Spo => {
-                let fence = self.fences.of(perm, &self.spo, None);
+                let fence = || self.fences.of(perm, &self.spo, None);
                 Cursor::Keys(&self.spo[fenced_range(&self.spo, |k| *k, fence, prefix, len)])
             }
             Perm::Pos | Perm::Osp => {
@@ -259,7 +259,7 @@ impl Run {
                 } else {
                     self.osp()
                 };
-                let fence = self.fences.of(perm, &self.spo, Some(idx));
+                let fence = || self.fences.of(perm, &self.spo, Some(idx));
                 let key_of = |&i: &u32| perm.to_key(self.spo[i as usize]);
                 Cursor::Indexed {
                     idx: &idx[fenced_range(idx, key_of, fence, prefix, len)],

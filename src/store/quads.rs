@@ -72,7 +72,7 @@ pub fn prefix_range<T>(
     prefix: [TermId; 3],
     len: usize,
 ) -> std::ops::Range<usize> {
-    fenced_range(keys, key_of, &[], prefix, len)
+    fenced_range(keys, key_of, || &[], prefix, len)
 }
 
 /// Keys between two fence posts: a fence holds the key of every `FENCE`-th position of a sorted order.
@@ -85,18 +85,20 @@ pub fn fence<T>(keys: &[T], key_of: impl Fn(&T) -> [TermId; 3]) -> Vec<[TermId; 
     keys.iter().step_by(FENCE).map(key_of).collect()
 }
 
-/// [`prefix_range`] through `fence`, the [`fence`] of `keys` (empty: none, the whole order is searched).
+/// [`prefix_range`] through `fence`, which gives the [`fence`] of `keys` (empty: none, the whole order is
+/// searched); asked for only when the pattern binds something (a fence is built on first use).
 #[inline]
-pub fn fenced_range<T>(
+pub fn fenced_range<'f, T>(
     keys: &[T],
     key_of: impl Fn(&T) -> [TermId; 3],
-    fence: &[[TermId; 3]],
+    fence: impl FnOnce() -> &'f [[TermId; 3]],
     prefix: [TermId; 3],
     len: usize,
 ) -> std::ops::Range<usize> {
     if len == 0 {
         return 0..keys.len();
     }
+    let fence = fence();
     let p = &prefix[..len];
     // The first key not below the prefix lies after the last post below it, and at or before the next post.
     let (lo, hi) = if fence.is_empty() {
@@ -443,7 +445,7 @@ impl TripleIndex {
         let prefix = perm.prefix(pattern);
         let spo = &self.spo[..];
         let idx = self.permutation(perm);
-        let fence = self.fences.of(perm, spo, idx);
+        let fence = || self.fences.of(perm, spo, idx);
         match idx {
             None => {
                 let range = fenced_range(spo, |k| *k, fence, prefix, len);
@@ -787,7 +789,7 @@ mod tests {
             // Through the fence (every FENCE-th key; runs of equal keys cross its posts), the same range.
             let fence = fence(&keys, |k| *k);
             prop_assert_eq!(fence.len(), keys.len().div_ceil(FENCE));
-            prop_assert_eq!(fenced_range(&keys, |k| *k, &fence, prefix, len), range);
+            prop_assert_eq!(fenced_range(&keys, |k| *k, || &fence, prefix, len), range);
         }
     }
 

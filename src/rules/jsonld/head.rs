@@ -321,10 +321,7 @@ impl HeadBuilder<'_> {
                     Number::Integer(l) => (l, "http://www.w3.org/2001/XMLSchema#integer"),
                     Number::Double(l) => (l, "http://www.w3.org/2001/XMLSchema#double"),
                 };
-                let dt = self.dict.intern_iri(dt);
-                Some(TemplateTerm::Const(
-                    self.dict.intern_literal(&lexical, LiteralKind::Typed(dt)),
-                ))
+                Some(self.literal(&lexical, dt))
             }
             Value::Object(m) if m.contains_key("@value") => {
                 for k in m.keys() {
@@ -449,9 +446,12 @@ impl HeadBuilder<'_> {
             });
             return None;
         }
+        Some(self.literal(lexical, datatype))
+    }
+
+    /// The constant typed literal, unchecked (see [`Self::typed`]).
+    fn literal(&mut self, lexical: &str, datatype: &str) -> TemplateTerm {
         let dt = self.dict.intern_iri(datatype);
-        Some(TemplateTerm::Const(
-            self.dict.intern_literal(lexical, LiteralKind::Typed(dt)),
-        ))
+        TemplateTerm::Const(self.dict.intern_literal(lexical, LiteralKind::Typed(dt)))
     }
 }
