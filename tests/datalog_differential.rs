@@ -219,11 +219,13 @@ fn maintained(old: &str, new: &str, rules: &[String], threads: usize) -> (String
         assert!(report.capped.is_none(), "capped: {report:?}");
         let old_asserted = store.quads;
         let mut store = load(new, Some(store.dict));
+        let changes = maintain::asserted_changes(&old_asserted, &store.quads);
         let (after, report, mode) = maintain::update(
             &program,
             &mut store,
             old_asserted,
             before,
+            changes,
             &options,
             &NoProgress,
         )

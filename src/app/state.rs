@@ -421,7 +421,7 @@ pub(super) struct Updated {
     /// statistics and the delta. Empty when there was no state.
     pub(super) before: Vec<Quad>,
     /// The asserted facts removed and added, sorted, when the state's data changed.
-    pub(super) asserted: (Vec<Quad>, Vec<Quad>),
+    pub(super) asserted: Changes,
     /// When the state's program and options still hold: the files it was opened from and its dictionary's
     /// counts then, for saving what changed as a delta.
     pub(super) base: Option<(Files, (usize, usize))>,
@@ -614,14 +614,18 @@ fn effective(
     (load, reasoning)
 }
 
+/// Asserted facts removed and added, each sorted.
+pub(super) type Changes = (Vec<Quad>, Vec<Quad>);
+
 /// The state's asserted facts with a change set applied: the facts of the `--remove` files taken out, then those
-/// of the `--add` files put in (read into the state's dictionary). The new store keeps the state's prefixes.
+/// of the `--add` files put in (read into the state's dictionary). The new store keeps the state's prefixes; the
+/// old asserted facts and the change (removed, added; sorted) come with it.
 fn apply(
     store: Store,
     change: &ChangeSet,
     load: &LoadOptions,
     progress: &Progress,
-) -> Result<(Store, QuadStore), Failure> {
+) -> Result<(Store, QuadStore, Changes), Failure> {
     let Store {
         dict,
         quads: old,
@@ -654,6 +658,7 @@ fn apply(
             prefixes,
         },
         old,
+        (gone, new),
     ))
 }
 
@@ -797,7 +802,7 @@ pub(super) fn update(
     // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
     control::enter(Phase::Load);
     let mut lines_compared = None;
-    let (mut store, old_asserted, record) = if change.is_empty() {
+    let (mut store, old_asserted, asserted, record) = if change.is_empty() {
         let Store {
             dict,
             quads: old_asserted,
@@ -815,7 +820,7 @@ pub(super) fn update(
             &load,
             progress,
         )?;
-        let (store, lines) = match compared {
+        let (store, lines, asserted) = match compared {
             // Only the lines that changed were read: the asserted facts are the state's, patched.
             Some(compared) => {
                 lines_compared = Some((
@@ -832,9 +837,14 @@ pub(super) fn update(
                     quads,
                     prefixes,
                 };
-                (store, compared.into_iter().map(|c| Some(c.table)).collect())
+                let lines = compared.into_iter().map(|c| Some(c.table)).collect();
+                (store, lines, (removed, added))
             }
-            None => load_lines(loader, sources, &load, progress)?,
+            None => {
+                let (store, lines) = load_lines(loader, sources, &load, progress)?;
+                let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
+                (store, lines, asserted)
+            }
         };
         let record = Record {
             inputs: given_inputs,
@@ -842,13 +852,13 @@ pub(super) fn update(
             options: options(&load, &settings),
             lines: Some(lines),
         };
-        (store, old_asserted, record)
+        (store, old_asserted, asserted, record)
     } else {
         let change_load = LoadOptions {
             format: load_options.format,
             ..load.clone()
         };
-        let (store, old_asserted) = apply(old_store, change, &change_load, progress)?;
+        let (store, old_asserted, asserted) = apply(old_store, change, &change_load, progress)?;
         let mut changes = manifest.changes.clone();
         for (paths, added) in [(&change.remove, false), (&change.add, true)] {
             for p in paths {
@@ -864,7 +874,7 @@ pub(super) fn update(
             options: options(&load, &settings),
             lines: None,
         };
-        (store, old_asserted, record)
+        (store, old_asserted, asserted, record)
     };
     lap("load", &mut times);
     // The data's stored rules are part of the program: a change to them is a change of program.
@@ -885,7 +895,6 @@ pub(super) fn update(
     if state::program_hash(&stored(&now_texts)) != state::program_hash(&stored(&old.texts)) {
         differs.push("the data's stored rules (f:rule) changed".to_owned());
     }
-    let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
     // A delta holds no rules: it is written only under the state's own program and options.
     let base = differs.is_empty().then_some((files, counts));
     let full = if !differs.is_empty() {
@@ -940,6 +949,7 @@ pub(super) fn update(
         &mut store,
         old_asserted,
         overlay,
+        asserted.clone(),
         &options,
         progress,
     )

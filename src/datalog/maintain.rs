@@ -244,8 +244,9 @@ pub enum Mode {
 }
 
 /// The derived facts for the asserted facts now in `store`, given `old`, the facts derived over `old_asserted`
-/// by this program under these options; `store`'s dictionary is the one `old` and `old_asserted` use, extended
-/// by the new data. Maintained by DRed, except the rules `reevaluated_rules` picks, which are evaluated again
+/// by this program under these options, and `changes`, the asserted facts removed and added (sorted, as
+/// [`asserted_changes`] gives them; a caller that patched the store knows them without a pass over it);
+/// `store`'s dictionary is the one `old` and `old_asserted` use, extended by the new data. Maintained by DRed, except the rules `reevaluated_rules` picks, which are evaluated again
 /// over the maintained facts of the others. Derived again from scratch (and [`Mode`] says why) under another
 /// schedule, when a rule calls a volatile function, or when every rule would be evaluated again.
 pub fn update(
@@ -253,10 +254,11 @@ pub fn update(
     store: &mut Store,
     old_asserted: QuadStore,
     old: Overlay,
+    (removed, added): (Vec<Quad>, Vec<Quad>),
     options: &Options,
     progress: &dyn FixpointProgress,
 ) -> Result<(Overlay, Report, Mode), RunError> {
-    let (removed, added) = asserted_changes(&old_asserted, &store.quads);
+    debug_assert!(removed.is_sorted() && added.is_sorted());
     let changed: Vec<Quad> = removed.iter().chain(&added).copied().collect();
     let again = reevaluated_rules(program, &changed);
     let (upper, lower): (Vec<usize>, Vec<usize>) =

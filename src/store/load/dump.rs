@@ -96,10 +96,14 @@ pub fn changes(compared: &[Compared], old: &QuadStore) -> (Vec<Quad>, Vec<Quad>)
         .filter(|q| old.contains(*q))
         .collect();
     if !gone.is_empty() {
-        for c in compared {
-            for q in &c.table.quads {
-                gone.remove(q);
-            }
+        // Every line the files state now is looked at (a gone line's quad may be another line's, in any file):
+        // in parallel, the few still stated collected, then taken out.
+        let stated: Vec<Quad> = (compared.par_iter())
+            .flat_map(|c| c.table.quads.par_chunks(1 << 16))
+            .flat_map_iter(|chunk| chunk.iter().filter(|q| gone.contains(*q)).copied())
+            .collect();
+        for q in &stated {
+            gone.remove(q);
         }
     }
     let mut removed: Vec<Quad> = gone.into_iter().collect();
