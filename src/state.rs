@@ -762,11 +762,46 @@ fn beside(dir: &Path) -> (PathBuf, String) {
 /// A run's exclusive hold on a state it may write, from before it reads the state until it has saved it; let
 /// go when dropped (or when the process ends, however it ends).
 #[derive(Debug)]
-pub struct Lock(#[allow(dead_code)] std::fs::File);
+pub struct Lock {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Drop for Lock {
+    // The lock file goes while it is still held: a run that opened it meanwhile finds, once it holds it, that the
+    // name leads to it no longer, and takes the lock afresh ([`lock`]). A run killed before this leaves the file,
+    // which the next run takes and removes.
+    fn drop(&mut self) {
+        if names(&self.path, &self.file) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether `path` (not followed if a link) names the file `file` has open.
+fn names(path: &Path, file: &std::fs::File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::symlink_metadata(path), file.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        path.is_file()
+    }
+}
+
+/// How often [`lock`] takes a lock file afresh when the one it held was removed by the run it waited on.
+const LOCK_TRIES: usize = 16;
 
 /// Takes the hold on the state `dir` (which need not exist yet): an advisory lock (`flock`, on Unix) on
-/// `.NAME.reasonctl.lock` beside it, a file that stays there, empty. Two runs that would each replace the state
-/// (each from the state as it was) would lose one's change; the second is refused instead, not made to wait.
+/// `.NAME.reasonctl.lock` beside it, an empty file that the run holding it removes when it lets go. Two runs
+/// that would each replace the state (each from the state as it was) would lose one's change; the second is
+/// refused instead, not made to wait.
 pub fn lock(dir: &Path) -> Result<Lock, StateError> {
     let name = dir.display().to_string();
     // `.`, `..`, `a/..` name no file: the folder they are (one lock, beside it, whatever the spelling).
@@ -792,27 +827,34 @@ pub fn lock(dir: &Path) -> Result<Lock, StateError> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let file = options.open(&path).map_err(failed)?;
-    if !file.metadata().map_err(failed)?.is_file() {
-        return Err(failed(io::Error::other(format!(
-            "{} is not a regular file",
-            path.display()
-        ))));
-    }
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: `flock` on a descriptor this function owns, open for the call.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = io::Error::last_os_error();
-            return Err(if e.kind() == io::ErrorKind::WouldBlock {
-                StateError::Busy { dir: name }
-            } else {
-                failed(e)
-            });
+    for _ in 0..LOCK_TRIES {
+        let file = options.open(&path).map_err(failed)?;
+        if !file.metadata().map_err(failed)?.is_file() {
+            return Err(failed(io::Error::other(format!(
+                "{} is not a regular file",
+                path.display()
+            ))));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: `flock` on a descriptor this function owns, open for the call.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let e = io::Error::last_os_error();
+                return Err(if e.kind() == io::ErrorKind::WouldBlock {
+                    StateError::Busy { dir: name }
+                } else {
+                    failed(e)
+                });
+            }
+        }
+        // Held: unless the run that held it before removed the file after this one opened it (then it is a
+        // file no other run can find, and the lock is taken again on the name).
+        if names(&path, &file) {
+            return Ok(Lock { file, path });
         }
     }
-    Ok(Lock(file))
+    Err(StateError::Busy { dir: name })
 }
 
 /// A state's manifest alone (what it was made from), without reading its snapshot.
@@ -937,6 +979,26 @@ pub fn open(dir: &Path) -> Result<(Manifest, format::Snapshot, Files), StateErro
 mod tests {
     use super::*;
     use crate::store::load::{DataFormat, Loader, NoProgress};
+
+    #[test]
+    fn a_lock_is_refused_while_held_and_its_file_goes_when_let_go_even_if_another_run_opened_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("st");
+        let file = tmp.path().join(".st.reasonctl.lock");
+        let held = lock(&dir).unwrap();
+        assert!(file.is_file());
+        assert!(matches!(lock(&dir), Err(StateError::Busy { .. })));
+        // A run that opened the file while it was held holds, once it is let go, a file the name no longer leads
+        // to: a lock taken now is on a new file, and that run's file is not it.
+        let waiting = std::fs::File::open(&file).unwrap();
+        drop(held);
+        assert!(!file.exists());
+        assert!(!names(&file, &waiting));
+        let again = lock(&dir).unwrap();
+        assert!(names(&file, &again.file) && !names(&file, &waiting));
+        drop(again);
+        assert!(!file.exists());
+    }
 
     fn store() -> Store {
         let mut loader = Loader::new();

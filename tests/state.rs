@@ -707,8 +707,11 @@ fn a_run_that_would_write_a_state_another_run_is_updating_is_refused_and_changes
         "<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n",
     )
     .unwrap();
+    // The run that saved the state let go of it and removed its lock file.
+    let lock_file = dir.path().join(".st.reasonctl.lock");
+    assert!(!lock_file.exists(), "the lock file stays after the run");
     // Another run's hold: the lock file beside the state, locked.
-    let lock = fs::File::open(dir.path().join(".st.reasonctl.lock")).unwrap();
+    let lock = fs::File::create(&lock_file).unwrap();
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
@@ -757,8 +760,10 @@ fn a_run_that_would_write_a_state_another_run_is_updating_is_refused_and_changes
     );
     assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
     drop(lock);
+    // A lock file left by a run that ended without removing it (killed) is taken, and removed after.
     let (_, stats) = add_plus(dir.path(), &[]);
     assert_eq!(stats["asserted_added"], 1, "{stats}");
+    assert!(!lock_file.exists(), "a left lock file stays after the run");
 }
 
 #[test]
