@@ -9,7 +9,9 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{Fences, Pattern, Perm, QuadStore, fenced_range, orders_agree, permutation};
+use super::quads::{
+    Fences, Pattern, Perm, QuadStore, fenced_range, orders_agree, sorted_permutation,
+};
 use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -82,11 +84,14 @@ impl Run {
     }
 
     fn pos(&self) -> &[u32] {
-        self.pos.get_or_init(|| permutation(&self.spo, Perm::Pos))
+        self.pos.get_or_init(|| {
+            sorted_permutation(&self.spo, Perm::Pos, self.osp.get().map(Vec::as_slice))
+        })
     }
 
     fn osp(&self) -> &[u32] {
-        self.osp.get_or_init(|| permutation(&self.spo, Perm::Osp))
+        self.osp
+            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None))
     }
 
     /// Merges two disjoint runs in linear time, the permutations both have included (others are built on use).
@@ -426,8 +431,8 @@ impl Overlay {
         } else {
             spo.sort_unstable();
         }
-        let pos = permutation(&spo, Perm::Pos);
-        let osp = permutation(&spo, Perm::Osp);
+        let osp = sorted_permutation(&spo, Perm::Osp, None);
+        let pos = sorted_permutation(&spo, Perm::Pos, Some(&osp));
         (spo, pos, osp)
     }
 

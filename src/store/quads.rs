@@ -169,6 +169,53 @@ pub(crate) fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
     permutation_seeing(spo, perm, |_| {})
 }
 
+/// The permutation of `spo`, which must be SPO-sorted, that sorts it in `perm` order, by stable counting sorts
+/// (radix, least significant first: OSP is SPO counted by object; POS is OSP counted by predicate) where the
+/// terms' ids span little more than the triples: beside the result, a table of counts and, for POS, the OSP
+/// order, 4 bytes a triple where [`permutation`] sorts 16-byte (key, index) pairs. `osp` is the OSP order when
+/// it is already built (POS then starts from it). Elsewhere (ids spread far wider) as [`permutation`] does.
+pub(crate) fn sorted_permutation(spo: &[Triple], perm: Perm, osp: Option<&[u32]>) -> Vec<u32> {
+    debug_assert!(spo.is_sorted());
+    // The span of ids of component `c`, if a table of counts for it costs at most about two words a triple.
+    let span = |c: usize| -> Option<(u32, usize)> {
+        let (lo, hi) = spo.iter().fold((u32::MAX, 0), |(lo, hi), t| {
+            (lo.min(t[c].0), hi.max(t[c].0))
+        });
+        let range = (hi as usize + 1).saturating_sub(lo as usize);
+        (range <= 2 * spo.len() + (1 << 16)).then_some((lo, range))
+    };
+    // `order` (indices into `spo`) stably sorted by component `c`.
+    let counted = |order: &mut dyn Iterator<Item = u32>, c: usize, (lo, range): (u32, usize)| {
+        let mut starts = vec![0u32; range + 1];
+        for t in spo {
+            starts[(t[c].0 - lo) as usize + 1] += 1;
+        }
+        for k in 1..starts.len() {
+            starts[k] += starts[k - 1];
+        }
+        let mut out = vec![0u32; spo.len()];
+        for i in order {
+            let k = (spo[i as usize][c].0 - lo) as usize;
+            out[starts[k] as usize] = i;
+            starts[k] += 1;
+        }
+        out
+    };
+    let osp: Option<std::borrow::Cow<'_, [u32]>> = match osp {
+        Some(o) => Some(o.into()),
+        None => span(2).map(|objects| counted(&mut (0..spo.len() as u32), 2, objects).into()),
+    };
+    match (perm, osp) {
+        (Perm::Spo, _) => (0..spo.len() as u32).collect(),
+        (Perm::Osp, Some(osp)) => osp.into_owned(),
+        (Perm::Pos, Some(osp)) => match span(1) {
+            Some(predicates) => counted(&mut osp.iter().copied(), 1, predicates),
+            None => permutation(spo, perm),
+        },
+        (_, None) => permutation(spo, perm),
+    }
+}
+
 /// [`permutation`], showing each key in order to `see` as it goes (sequential reads of the sorted keys, where
 /// reading the triples through the permutation afterwards would be one random access each).
 fn permutation_seeing(spo: &[Triple], perm: Perm, mut see: impl FnMut([TermId; 3])) -> Vec<u32> {
@@ -850,6 +897,24 @@ mod tests {
             got.sort();
             prop_assert_eq!(idx.count(&pattern), got.len());
             prop_assert_eq!(got, naive(&triples, &pattern));
+        }
+
+        #[test]
+        fn counting_sorts_give_the_permutations_that_sorting_pairs_gives(
+            triples in proptest::collection::btree_set((0u32..40, 0u32..6, 0u32..40), 0..80),
+            wide in proptest::bool::ANY,
+        ) {
+            // `wide`: ids spread far past the triples' count, where the sort of pairs is used instead.
+            let spread = if wide { 1 << 24 } else { 1 };
+            let spo: Vec<Triple> = triples
+                .into_iter()
+                .map(|(s, p, o)| t(s * spread, p * spread, o * spread))
+                .collect();
+            let osp = sorted_permutation(&spo, Perm::Osp, None);
+            prop_assert_eq!(&osp, &permutation(&spo, Perm::Osp));
+            let pos = permutation(&spo, Perm::Pos);
+            prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, None), &pos);
+            prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, Some(&osp)), &pos);
         }
 
         #[test]
