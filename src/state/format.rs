@@ -403,14 +403,17 @@ impl Parts {
             .base
             .checked_add(u32::try_from(self.dict.term_starts.len()).unwrap_or(u32::MAX))
             .ok_or_else(|| Damaged("the dictionary does not decode".to_owned()))?;
-        let in_range = |ts: &[[TermId; 3]]| ts.iter().flatten().all(|t| t.0 < end);
+        // The ids the dictionary has: from its base (below it, an id names nothing) to its end.
+        let base = self.dict.base;
+        let known = |t: TermId| (base..end).contains(&t.0);
+        let in_range = |ts: &[[TermId; 3]]| ts.iter().flatten().all(|&t| known(t));
         // The dictionary's table is built while the orders are checked.
         let (dict, facts) = rayon::join(
             || Dictionary::from_parts(self.dict),
             || -> Result<_, Damaged> {
                 let mut graphs = Vec::new();
                 for (g, (spo, pos, osp)) in self.asserted {
-                    if g.0 >= end || !in_range(&spo) {
+                    if !known(g) || !in_range(&spo) {
                         return Err(Damaged(
                             "an asserted quad names a term the dictionary lacks".to_owned(),
                         ));
@@ -422,7 +425,7 @@ impl Parts {
                 }
                 let mut overlay = Overlay::new();
                 for (g, (spo, pos, osp)) in self.derived {
-                    if g.0 >= end || !in_range(&spo) || !overlay.add_orders(g, spo, pos, osp) {
+                    if !known(g) || !in_range(&spo) || !overlay.add_orders(g, spo, pos, osp) {
                         return Err(Damaged("the derived quads are damaged".to_owned()));
                     }
                 }
@@ -999,6 +1002,33 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_whose_quads_name_ids_below_the_dictionary_base_is_refused() {
+        // IRIs only: no entry of the dictionary names another by id, so it decodes whatever its base.
+        let mut loader = Loader::new();
+        loader
+            .load_reader(
+                "t",
+                "<http://e/a> <http://e/p> <http://e/b> .\n".as_bytes(),
+                DataFormat::NTriples,
+                None,
+                &NoProgress,
+            )
+            .unwrap();
+        let bytes = encode(&loader.finish(), &Overlay::new(), &rules());
+        // The base follows the dictionary's four length-prefixed lists (after the magic line and the version).
+        let mut at = MAGIC.len() + 4;
+        for width in [1, 8, 1, 8] {
+            let n = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+            at += 8 + n * width;
+        }
+        let base = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let mut moved = bytes.clone();
+        moved[at..at + 4].copy_from_slice(&(base + 1000).to_le_bytes());
+        let e = decode(&moved, &[]).err().expect("refused");
+        assert!(e.0.contains("names a term the dictionary lacks"), "{e:?}");
+    }
+
+    #[test]
     fn a_damaged_snapshot_is_refused_not_misread() {
         let bytes = encode(&store(), &Overlay::new(), &rules());
         assert!(decode(&bytes[..bytes.len() - 3], &[]).is_err());
@@ -1007,11 +1037,33 @@ mod tests {
         other[16] = 9;
         let e = decode(&other, &[]).err().unwrap();
         assert!(e.0.contains("format 9"), "{e:?}");
-        // Every single-byte change either decodes to something valid or is refused; never a panic.
-        for at in (0..bytes.len()).step_by(7) {
+        // Every single-byte change, and every four bytes zeroed (an id, a count, the dictionary's base), either
+        // decodes to something valid — every term its quads name can be read — or is refused; never a panic.
+        let mut changed: Vec<Vec<u8>> = Vec::new();
+        for at in 0..bytes.len() {
             let mut b = bytes.clone();
             b[at] ^= 0xA5;
-            let _ = decode(&b, &[]);
+            changed.push(b);
+            let mut b = bytes.clone();
+            for x in b.iter_mut().skip(at).take(4) {
+                *x = 0;
+            }
+            changed.push(b);
+        }
+        for b in changed {
+            let Ok(back) = decode(&b, &[]) else { continue };
+            let dict = &back.store.dict;
+            for q in back.store.quads.quads() {
+                q.iter().for_each(|&t| {
+                    let _ = dict.get(t);
+                });
+            }
+            for g in back.overlay.graph_ids() {
+                let _ = dict.get(g);
+                for t in back.overlay.runs_of(g).flatten().flatten() {
+                    let _ = dict.get(*t);
+                }
+            }
         }
     }
 
