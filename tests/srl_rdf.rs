@@ -203,11 +203,16 @@ fn odd_rdf_rule_sets_are_refused_with_the_rdf_syntax_code_not_crashed_on() {
         )
     };
     // An expression nested 300 deep; a list that loops; a list that never ends in rdf:nil; a variable name that
-    // is not one; an expression node with two function calls.
+    // is not one; an expression node with two function calls; 60 nodes each naming the next twice (2^60 nodes
+    // written out: refused at once, not expanded).
     let mut deep = "1".to_owned();
     for _ in 0..300 {
         deep = format!("[ sparql:add ( {deep} 1 ) ]");
     }
+    let shared: String = (0..60)
+        .map(|i| format!("_:e{i} sparql:and ( _:e{j} _:e{j} ) .\n", j = i + 1))
+        .chain(["_:e60 sparql:bound ( [ srl:varName \"x\" ] ) .\n".to_owned()])
+        .collect();
     let cases = [
         rule(&format!("[ srl:filter [ sparql:less-than ( {deep} 5 ) ] ]")),
         format!(
@@ -219,6 +224,7 @@ fn odd_rdf_rule_sets_are_refused_with_the_rdf_syntax_code_not_crashed_on() {
         ),
         rule("[ srl:filter [ sparql:bound ( [ srl:varName \"not a name\" ] ) ] ]"),
         rule("[ srl:filter [ sparql:bound ( 1 ) ; sparql:str ( 2 ) ] ]"),
+        rule("[ srl:filter _:e0 ]") + &shared,
     ];
     let dir = tempfile::tempdir().unwrap();
     for (n, text) in cases.iter().enumerate() {

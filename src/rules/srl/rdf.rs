@@ -41,6 +41,9 @@ const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
 const HELP: &str = "write the rule as the shapes of SHACL 1.2 Rules' RDF syntax say (docs/srl.md, \"RDF syntax\"), \
                     or write it in SRL (.srl)";
 
+/// The most nodes an expression may have, written out (shared nodes once per use).
+const EXPRESSION_NODES: usize = 1 << 16;
+
 /// One graph of a store, read as rules.
 #[derive(Clone, Copy)]
 pub struct Graph<'a> {
@@ -298,12 +301,26 @@ impl<'a> Graph<'a> {
 
     /// An expression: a term, a variable, or a function call `[ f ( args… ) ]`.
     pub fn expression(&self, node: TermId) -> Result<String, Fault> {
-        self.expression_at(node, 0)
+        self.expression_at(node, 0, &mut 0)
     }
 
-    fn expression_at(&self, node: TermId, depth: usize) -> Result<String, Fault> {
+    /// The expression at `node`, `depth` calls down, with `nodes` counting the nodes written so far: a node that
+    /// several arguments share is written once for each, so a graph of shared nodes a few kilobytes long can
+    /// stand for an expression of 2^N nodes (refused past [`EXPRESSION_NODES`], never expanded).
+    fn expression_at(
+        &self,
+        node: TermId,
+        depth: usize,
+        nodes: &mut usize,
+    ) -> Result<String, Fault> {
         if depth > 256 {
             return Err("an expression nested more than 256 deep".to_owned());
+        }
+        *nodes += 1;
+        if *nodes > EXPRESSION_NODES {
+            return Err(format!(
+                "an expression of more than {EXPRESSION_NODES} nodes (a node shared by several arguments counts once for each)"
+            ));
         }
         if !self.is_blank(node) {
             return self.term(node);
@@ -320,7 +337,7 @@ impl<'a> Graph<'a> {
         let args = self
             .list(args)?
             .into_iter()
-            .map(|a| self.expression_at(a, depth + 1))
+            .map(|a| self.expression_at(a, depth + 1, nodes))
             .collect::<Result<Vec<_>, _>>()?;
         let TermRef::Iri(iri) = self.dict.get(f) else {
             return Err(format!("{} is not a function IRI", self.show(f)));
