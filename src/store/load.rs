@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::mpsc;
 
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashSet};
 use miette::{Diagnostic, SourceSpan};
 
 use crate::excerpt::Excerpt;
@@ -601,8 +601,12 @@ impl Loader {
                     Parsed::Quads(batch) => batch,
                     Parsed::Failed(e) => return Err(e),
                     Parsed::Prefixes(prefixes) => {
+                        // The first declaration of a name wins, across files: a set of the names held, so that a
+                        // document of many prefixes costs one lookup each (a scan of the list was quadratic).
+                        let mut held: HashSet<String> =
+                            self.prefixes.iter().map(|(p, _)| p.clone()).collect();
                         for (prefix, iri) in prefixes {
-                            if !self.prefixes.iter().any(|(p, _)| *p == prefix) {
+                            if held.insert(prefix.clone()) {
                                 self.prefixes.push((prefix, iri));
                             }
                         }
@@ -1117,6 +1121,35 @@ mod tests {
             .unwrap_err();
         assert_eq!(code(&e), "reasonctl::load::too_many_terms");
         assert!(e.to_string().contains("more than 10 distinct terms"), "{e}");
+    }
+
+    #[test]
+    fn the_first_declaration_of_a_prefix_name_is_kept_across_files_and_each_name_once() {
+        let mut loader = Loader::new();
+        let first: String = (0..2000)
+            .map(|i| format!("@prefix p{i}: <http://e/{i}/> .\n"))
+            .chain(["@prefix p0: <http://e/again/> .\n".to_owned()])
+            .collect();
+        for (name, text) in [
+            ("a", first.as_str()),
+            (
+                "b",
+                "@prefix p1: <http://e/other/> .\n@prefix z: <http://e/z/> .\n",
+            ),
+        ] {
+            loader
+                .load_reader(name, text.as_bytes(), DataFormat::Turtle, None, &NoProgress)
+                .unwrap();
+        }
+        let prefixes = loader.finish().prefixes;
+        assert_eq!(prefixes.len(), 2001);
+        // Within a file the parser's last declaration of a name is its own; across files the first file's stays.
+        assert_eq!(prefixes.iter().filter(|(p, _)| p == "p0").count(), 1);
+        assert!(prefixes.contains(&("p1".to_owned(), "http://e/1/".to_owned())));
+        assert_eq!(
+            prefixes.last(),
+            Some(&("z".to_owned(), "http://e/z/".to_owned()))
+        );
     }
 
     #[test]
