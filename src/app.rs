@@ -1489,7 +1489,7 @@ fn explain(
     )?;
     let program = &reasoned.program;
     let overlay = &reasoned.overlay;
-    report_cap(reasoned.report.as_ref());
+    let capped = report_cap(reasoned.report.as_ref());
     control::enter(Phase::Explain);
     // The prefixes the output uses (the data's, then rdf: rdfs: owl: xsd:) are the ones --fact accepts.
     let prefixes = Prefixes::new(store.prefixes.iter().cloned());
@@ -1568,7 +1568,7 @@ fn explain(
         deadline,
     };
     control::enter(Phase::Output);
-    let text = output::explain::render(&cx, &explanation, settings.format);
+    let (text, whole) = output::explain::render(&cx, &explanation, settings.format);
     write_text(None, &text)?;
     keep_state(
         source,
@@ -1578,22 +1578,31 @@ fn explain(
         &reasoned,
         progress,
     )?;
-    if explanation.incomplete {
+    // An explanation cut by the deadline is a capped run: printed as far as it got, and exit 3.
+    let before = match (explanation.incomplete, whole) {
+        (true, _) => Some("every rule was replayed"),
+        (false, false) => Some("its text was written whole (the output says where it was cut)"),
+        (false, true) => None,
+    };
+    if let Some(before) = before {
         warn(format_args!(
             "{:?}",
             Report::new(Incomplete {
-                timeout: settings.timeout.map_or(0.0, |t| t.as_secs_f64())
+                timeout: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
+                before,
             })
         ));
     }
-    Ok(Outcome::Done)
+    Ok(if capped || before.is_some() {
+        Outcome::Capped
+    } else {
+        Outcome::Done
+    })
 }
 
 /// An explanation cut by its deadline.
 #[derive(Debug, Error, Diagnostic)]
-#[error(
-    "the explanation is incomplete: its {timeout} s deadline passed before every rule was replayed"
-)]
+#[error("the explanation is incomplete: its {timeout} s deadline passed before {before}")]
 #[diagnostic(
     code(reasonctl::explain::incomplete),
     severity(Warning),
@@ -1601,6 +1610,7 @@ fn explain(
 )]
 pub struct Incomplete {
     timeout: f64,
+    before: &'static str,
 }
 
 /// Where each rule is written: `file:line:col` of its text, or the stored value's subject (and graph).

@@ -996,7 +996,7 @@ fn a_rules_file_past_16_mib_is_refused_without_reading_it_all() {
 }
 
 #[test]
-fn explain_stops_at_its_timeout_and_says_it_is_incomplete() {
+fn explain_stops_at_its_timeout_says_it_is_incomplete_and_exits_3() {
     let dir = folder();
     let mut chain = String::from("@prefix ex: <http://example.org/> .\n");
     for i in 0..300 {
@@ -1027,7 +1027,7 @@ fn explain_stops_at_its_timeout_and_says_it_is_incomplete() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("reasonctl::explain::incomplete"),
         "{}",

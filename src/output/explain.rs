@@ -43,20 +43,21 @@ pub struct Context<'a, T: TermSource> {
     pub deadline: Option<std::time::Instant>,
 }
 
-/// Renders `e` in `format`.
+/// Renders `e` in `format`, and whether the text is whole (`false`: the text form was cut at the deadline, and
+/// says where).
 pub fn render<T: TermSource>(
     cx: &Context<'_, T>,
     e: &Explanation,
     format: ExplainFormat,
-) -> String {
+) -> (String, bool) {
     match format {
         ExplainFormat::Text => Text::new(cx, e).render(),
         ExplainFormat::Json => {
             let mut s = serde_json::to_string_pretty(&json(cx, e)).unwrap_or_default();
             s.push('\n');
-            s
+            (s, true)
         }
-        ExplainFormat::Dot => dot(cx, e),
+        ExplainFormat::Dot => (dot(cx, e), true),
     }
 }
 
@@ -339,7 +340,7 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
         self.paint(word, code)
     }
 
-    fn render(mut self) -> String {
+    fn render(mut self) -> (String, bool) {
         for (i, &n) in self.e.targets.iter().enumerate() {
             if self.cut() {
                 break;
@@ -398,7 +399,7 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
                 self.e.unexplained
             );
         }
-        self.out
+        (self.out, !self.cut)
     }
 
     /// `  [n]` for a node premises refer to, else nothing.
