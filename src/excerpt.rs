@@ -41,6 +41,17 @@ pub fn snap(text: &str, range: Range<usize>) -> Range<usize> {
     start..ceil_boundary(text, range.end.max(start))
 }
 
+/// `bytes` as text, or where it stops being UTF-8: `line L, column C (byte N) is not UTF-8` (the column counts the
+/// characters before it on its line).
+pub fn utf8_text(bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+        let (line, col) = line_col(valid, valid.len());
+        format!("line {line}, column {col} (byte {at}) is not UTF-8; save the file as UTF-8 text")
+    })
+}
+
 /// 1-based line and column (in characters) of a byte offset (inside a character: that character's).
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..floor_boundary(text, offset)];

@@ -24,7 +24,9 @@ pub use source::{RuleSources, collect};
 pub enum RuleError {
     /// A rules file or folder could not be read (the tool's own input: exit 2).
     #[error("cannot read rules from {path}: {reason}")]
-    #[diagnostic(help("check the --rules path"))]
+    #[diagnostic(help(
+        "check the --rules path: a rules file is UTF-8 text of at most 16 MiB, a folder holds rule files"
+    ))]
     Unreadable {
         /// The path.
         path: PathBuf,

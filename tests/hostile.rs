@@ -970,6 +970,48 @@ mod signals {
     }
 }
 
+// A rules or query file that is not UTF-8: where it stops being UTF-8, not only that it does.
+#[test]
+fn a_rules_or_query_file_that_is_not_utf8_is_refused_with_its_line_and_column() {
+    let dir = folder();
+    fs::write(
+        dir.path().join("bad.rq"),
+        b"PREFIX ex: <http://example.org/>\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p \"\xC3\x28\" }\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("bad-query.rq"), b"ASK { ?s ?p \"\xFF\" }\n").unwrap();
+    for (args, code_name, at) in [
+        (
+            &[
+                "materialize",
+                "data.ttl",
+                "--rules",
+                "bad.rq",
+                "-o",
+                "out.nq",
+            ][..],
+            "reasonctl::rules::unreadable",
+            "line 2, column 43 (byte 75)",
+        ),
+        (
+            &["query", "data.ttl", "--query", "bad-query.rq"][..],
+            "reasonctl::settings::query_file",
+            "line 1, column 14 (byte 13)",
+        ),
+    ] {
+        let out = reasonctl()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        let text = stderr(&out).replace('\n', " ").replace(" │ ", " ");
+        assert!(text.contains(code_name), "{text}");
+        assert!(text.contains(at), "{text}");
+        assert!(!dir.path().join("out.nq").exists());
+    }
+}
+
 // Root cause 12: `--rules /dev/zero` read until memory ran out.
 #[cfg(unix)]
 #[test]

@@ -312,10 +312,13 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         .any(|k| args.query.trim_start().to_ascii_lowercase().starts_with(k))
         || args.query.contains('{');
     let input = if path.is_file() || !looks_like_query {
-        let text = std::fs::read_to_string(path).map_err(|e| SettingsError::QueryFile {
-            path: args.query.clone(),
-            reason: e.to_string(),
-        })?;
+        let text = std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(crate::excerpt::utf8_text)
+            .map_err(|reason| SettingsError::QueryFile {
+                path: args.query.clone(),
+                reason,
+            })?;
         QueryInput {
             text,
             name: args.query.clone(),

@@ -106,11 +106,11 @@ pub const MAX_RULES_FILE: u64 = 16 << 20;
 /// offsets agree.
 pub fn read_rules_file(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     std::fs::File::open(path)?
         .take(MAX_RULES_FILE + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_RULES_FILE {
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_RULES_FILE {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
             format!(
@@ -119,6 +119,8 @@ pub fn read_rules_file(path: &Path) -> std::io::Result<String> {
             ),
         ));
     }
+    let mut text = crate::excerpt::utf8_text(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
     if let Some(rest) = text.strip_prefix('\u{FEFF}') {
         text = rest.to_owned();
     }
