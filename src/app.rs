@@ -478,7 +478,8 @@ impl From<load::LoadError> for Failure {
 
 /// Writes a warning to stderr; a closed stderr is ignored.
 fn warn(text: std::fmt::Arguments<'_>) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let text = text.to_string();
+    let _ = writeln!(std::io::stderr(), "{}", crate::excerpt::printable(&text));
 }
 
 /// Runs one command.
@@ -901,6 +902,12 @@ fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure>
         }
         None => {
             let stdout = std::io::stdout();
+            // On a terminal, control characters from the data or the rules are shown, not obeyed.
+            let text = if stdout.is_terminal() {
+                crate::excerpt::printable(text)
+            } else {
+                text.into()
+            };
             let mut lock = stdout.lock();
             lock.write_all(text.as_bytes())
                 .and_then(|()| lock.flush())

@@ -41,6 +41,55 @@ pub fn snap(text: &str, range: Range<usize>) -> Range<usize> {
     start..ceil_boundary(text, range.end.max(start))
 }
 
+/// `text` safe to print on a terminal: control characters a file or rule put there (an escape sequence that sets
+/// the window title, a bell, an 8-bit CSI) are shown as `\u{1b}`-style escapes instead of acting. Kept as they
+/// are: line feeds and tabs, and the colour (SGR, `ESC [ … m`) and hyperlink (OSC 8) sequences the diagnostics
+/// themselves use.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(acts) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let kept = if c == '\u{1b}' {
+            sgr_or_link(rest)
+        } else {
+            None
+        };
+        if let Some(n) = kept {
+            out.push_str(&rest[..n]);
+            rest = &rest[n..];
+            continue;
+        }
+        if acts(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out.into()
+}
+
+/// The length of the SGR (`ESC [ digits;… m`) or OSC 8 hyperlink (`ESC ] 8 ; params ; URI ESC \`, the URI
+/// printable) sequence `text` starts with, if it starts with one.
+fn sgr_or_link(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    if let Some(rest) = text.strip_prefix("\u{1b}[") {
+        let n = rest
+            .bytes()
+            .take_while(|c| c.is_ascii_digit() || *c == b';')
+            .count();
+        return (rest.as_bytes().get(n) == Some(&b'm')).then_some(2 + n + 1);
+    }
+    let rest = text.strip_prefix("\u{1b}]8;")?;
+    let end = rest.find("\u{1b}\\")?;
+    let body = &rest[..end];
+    (!body.chars().any(char::is_control) && b.len() >= 4 + end + 2).then_some(4 + end + 2)
+}
+
 /// `bytes` as text, or where it stops being UTF-8: `line L, column C (byte N) is not UTF-8` (the column counts the
 /// characters before it on its line).
 pub fn utf8_text(bytes: Vec<u8>) -> Result<String, String> {
@@ -249,6 +298,24 @@ impl SourceCode for Excerpt {
 mod tests {
     use super::*;
     use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan};
+
+    #[test]
+    fn control_characters_are_shown_escaped_and_the_diagnostics_own_colours_and_links_kept() {
+        let title = "rule \u{1b}]0;owned\u{7}x\u{9b}2J done\r";
+        assert_eq!(
+            printable(title),
+            "rule \\u{1b}]0;owned\\u{7}x\\u{9b}2J done\\u{d}"
+        );
+        let own =
+            "\u{1b}[1;31merror\u{1b}[0m\tat\n\u{1b}]8;;https://e/x\u{1b}\\link\u{1b}]8;;\u{1b}\\";
+        assert_eq!(printable(own), own);
+        assert!(matches!(
+            printable("plain text\n"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        // An unfinished sequence is escaped, not kept.
+        assert_eq!(printable("\u{1b}[31"), "\\u{1b}[31");
+    }
 
     #[derive(Debug, thiserror::Error)]
     #[error("bad")]

@@ -60,7 +60,12 @@ static ALLOCATOR_SETTINGS: extern "C" fn() = allocator_settings;
 
 /// Writes a report to stderr; a closed stderr is ignored (exit codes still tell).
 fn report(text: std::fmt::Arguments<'_>) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let text = text.to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        reasonctl::excerpt::printable(&text)
+    );
 }
 
 /// The limits the stop message names.
