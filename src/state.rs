@@ -1000,7 +1000,8 @@ mod tests {
         assert!(!file.exists());
     }
 
-    fn store() -> Store {
+    /// A store of one triple of IRIs (no dictionary entry names another by id).
+    pub(super) fn store() -> Store {
         let mut loader = Loader::new();
         loader
             .load_reader(

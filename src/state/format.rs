@@ -1004,17 +1004,7 @@ mod tests {
     #[test]
     fn a_snapshot_whose_quads_name_ids_below_the_dictionary_base_is_refused() {
         // IRIs only: no entry of the dictionary names another by id, so it decodes whatever its base.
-        let mut loader = Loader::new();
-        loader
-            .load_reader(
-                "t",
-                "<http://e/a> <http://e/p> <http://e/b> .\n".as_bytes(),
-                DataFormat::NTriples,
-                None,
-                &NoProgress,
-            )
-            .unwrap();
-        let bytes = encode(&loader.finish(), &Overlay::new(), &rules());
+        let bytes = encode(&crate::state::tests::store(), &Overlay::new(), &rules());
         // The base follows the dictionary's four length-prefixed lists (after the magic line and the version).
         let mut at = MAGIC.len() + 4;
         for width in [1, 8, 1, 8] {
