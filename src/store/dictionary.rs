@@ -309,10 +309,19 @@ impl Dictionary {
         dict.is_well_formed().then_some(dict)
     }
 
-    /// Whether every entry decodes to a term: known tags, long enough, UTF-8 text, ids in range.
+    /// Whether every entry decodes to a term: known tags, long enough, UTF-8 text (a language tag and its
+    /// lexical form each whole), ids in range and naming the kind of term they must (a datatype an IRI; a triple
+    /// term's subject an IRI or blank node, its predicate an IRI, each part an earlier entry, so none contains
+    /// itself).
     fn is_well_formed(&self) -> bool {
         let ids = self.base..self.end().0;
         let namespaces = self.namespaces.len() as u32;
+        let tag_of = |id: u32| -> Option<u8> {
+            ids.contains(&id)
+                .then(|| self.terms.entry(id - self.base).first().copied())
+                .flatten()
+        };
+        let utf8 = |b: &[u8]| std::str::from_utf8(b).is_ok();
         (0..self.terms.len() as u32).into_par_iter().all(|i| {
             let bytes = self.terms.entry(i);
             let Some((&tag, rest)) = bytes.split_first() else {
@@ -321,29 +330,40 @@ impl Dictionary {
             let id_at = |at: usize| rest.get(at..at + 4).map(read_u32);
             match tag {
                 TAG_DEFAULT_GRAPH => rest.is_empty(),
-                TAG_IRI => {
-                    id_at(0).is_some_and(|ns| ns < namespaces)
-                        && std::str::from_utf8(&rest[4..]).is_ok()
-                }
+                TAG_IRI => id_at(0).is_some_and(|ns| ns < namespaces) && utf8(&rest[4..]),
                 TAG_BLANK => rest.len() == 4,
-                TAG_SIMPLE => std::str::from_utf8(rest).is_ok(),
+                TAG_SIMPLE => utf8(rest),
                 TAG_LANG => {
                     rest.len() >= 3 && {
                         let tag_len = u16::from_le_bytes([rest[1], rest[2]]) as usize;
-                        rest.len() >= 3 + tag_len && std::str::from_utf8(&rest[3..]).is_ok()
+                        rest.len() >= 3 + tag_len
+                            && utf8(&rest[3..3 + tag_len])
+                            && utf8(&rest[3 + tag_len..])
                     }
                 }
                 TAG_TYPED => {
-                    id_at(0).is_some_and(|d| ids.contains(&d))
-                        && std::str::from_utf8(&rest[4..]).is_ok()
+                    id_at(0).is_some_and(|d| tag_of(d) == Some(TAG_IRI)) && utf8(&rest[4..])
                 }
                 TAG_TRIPLE => {
+                    let own = self.base + i;
+                    let part = |k: usize, kinds: &[u8]| {
+                        id_at(4 * k).is_some_and(|t| {
+                            t < own && tag_of(t).is_some_and(|tag| kinds.contains(&tag))
+                        })
+                    };
                     rest.len() == 12
-                        && (0..3).all(|k| id_at(4 * k).is_some_and(|t| ids.contains(&t)))
+                        && part(0, &[TAG_IRI, TAG_BLANK])
+                        && part(1, &[TAG_IRI])
+                        && part(
+                            2,
+                            &[
+                                TAG_IRI, TAG_BLANK, TAG_SIMPLE, TAG_LANG, TAG_TYPED, TAG_TRIPLE,
+                            ],
+                        )
                 }
                 _ => false,
             }
-        }) && (0..namespaces).all(|i| std::str::from_utf8(self.namespaces.entry(i)).is_ok())
+        }) && (0..namespaces).all(|i| utf8(self.namespaces.entry(i)))
     }
 
     /// How many ids are in use (the default graph included).
