@@ -1012,6 +1012,21 @@ fn a_rules_or_query_file_that_is_not_utf8_is_refused_with_its_line_and_column() 
     }
 }
 
+#[cfg(unix)]
+#[test]
+fn a_query_file_past_16_mib_is_refused_without_reading_it_all() {
+    let dir = folder();
+    let out = reasonctl()
+        .args(["query", "data.ttl", "--query", "/dev/zero"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let text = stderr(&out).replace('\n', " ").replace(" │ ", " ");
+    assert!(text.contains("reasonctl::settings::query_file"), "{text}");
+    assert!(text.contains("more than 16 MiB"), "{text}");
+}
+
 // Root cause 12: `--rules /dev/zero` read until memory ran out.
 #[cfg(unix)]
 #[test]

@@ -646,8 +646,9 @@ fn apply(
         .patched(&gone, &new)
         .expect("removals held and additions new, by construction");
     let mut prefixes = prefixes;
+    let mut held: hashbrown::HashSet<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
     for p in added.prefixes {
-        if !prefixes.iter().any(|(name, _)| *name == p.0) {
+        if held.insert(p.0.clone()) {
             prefixes.push(p);
         }
     }

@@ -312,8 +312,25 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
         .any(|k| args.query.trim_start().to_ascii_lowercase().starts_with(k))
         || args.query.contains('{');
     let input = if path.is_file() || !looks_like_query {
-        let text = std::fs::read(path)
+        // At most as large as a rules file (`--query /dev/zero` is not read until memory runs out).
+        const MAX: u64 = crate::rules::source::MAX_RULES_FILE;
+        let text = std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                let mut bytes = Vec::new();
+                f.take(MAX + 1).read_to_end(&mut bytes).map(|_| bytes)
+            })
             .map_err(|e| e.to_string())
+            .and_then(|bytes| {
+                if bytes.len() as u64 > MAX {
+                    Err(format!(
+                        "it holds more than {} MiB; a query file is at most that large",
+                        MAX >> 20
+                    ))
+                } else {
+                    Ok(bytes)
+                }
+            })
             .and_then(crate::excerpt::utf8_text)
             .map_err(|reason| SettingsError::QueryFile {
                 path: args.query.clone(),

@@ -29,6 +29,9 @@ pub enum DepsFormat {
 pub struct Prefixes {
     /// (prefix, namespace), first declaration first.
     pairs: Vec<(String, String)>,
+    /// The prefixes and namespaces of `pairs`, so that each declaration is one lookup (a data file may declare
+    /// a hundred thousand).
+    held: hashbrown::HashSet<String>,
 }
 
 impl Prefixes {
@@ -55,9 +58,13 @@ impl Prefixes {
     }
 
     fn add(&mut self, prefix: String, ns: String) {
-        if ns.is_empty() || self.pairs.iter().any(|(p, n)| *p == prefix || *n == ns) {
+        // Prefix names and namespaces are kept apart in `held` by a leading character no IRI or name starts with.
+        let (name_key, ns_key) = (format!("p{prefix}"), format!("n{ns}"));
+        if ns.is_empty() || self.held.contains(&name_key) || self.held.contains(&ns_key) {
             return;
         }
+        self.held.insert(name_key);
+        self.held.insert(ns_key);
         self.pairs.push((prefix, ns));
     }
 
