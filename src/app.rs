@@ -795,7 +795,8 @@ fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure
                 .chain(rules::declared_prefixes(&reasoned.texts)),
         );
         let text = output::deps::render(&reasoned.program, &store.dict, &prefixes, settings.format);
-        write_text(settings.output.as_deref(), &text)?;
+        let human = settings.format != DepsFormat::Json;
+        write_text(settings.output.as_deref(), &text, human)?;
         return Ok(Outcome::Done);
     }
     let mut store = load_data(&settings.sources, &settings.load, progress)?;
@@ -820,7 +821,8 @@ fn deps(settings: &DepsSettings, progress: &Progress) -> Result<Outcome, Failure
             .chain(rules::declared_prefixes(&texts)),
     );
     let text = output::deps::render(&program, &store.dict, &prefixes, settings.format);
-    write_text(settings.output.as_deref(), &text)?;
+    let human = settings.format != DepsFormat::Json;
+    write_text(settings.output.as_deref(), &text, human)?;
     if unstratified.is_empty() {
         Ok(Outcome::Done)
     } else {
@@ -873,7 +875,8 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
         LintFormat::Json => report::json(findings),
         LintFormat::Sarif => report::sarif(findings),
     };
-    write_text(settings.output.as_deref(), &text)?;
+    let human = settings.format == LintFormat::Human;
+    write_text(settings.output.as_deref(), &text, human)?;
     let (errors, _) = report::counts(findings);
     let unreadable = findings.iter().any(|f| f.code == lint::codes::UNREADABLE);
     if errors == 0 {
@@ -889,8 +892,9 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
     })
 }
 
-/// Writes text to a file (atomically) or to stdout.
-fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure> {
+/// Writes text to a file (atomically) or to stdout; `human` text (not JSON, whose strings escape control
+/// characters themselves) shows control characters escaped on a terminal.
+fn write_text(path: Option<&std::path::Path>, text: &str, human: bool) -> Result<(), Failure> {
     match path {
         Some(path) => {
             files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
@@ -903,7 +907,7 @@ fn write_text(path: Option<&std::path::Path>, text: &str) -> Result<(), Failure>
         None => {
             let stdout = std::io::stdout();
             // On a terminal, control characters from the data or the rules are shown, not obeyed.
-            let text = if stdout.is_terminal() {
+            let text = if human && stdout.is_terminal() {
                 crate::excerpt::printable(text)
             } else {
                 text.into()
@@ -1576,7 +1580,7 @@ fn explain(
     };
     control::enter(Phase::Output);
     let (text, whole) = output::explain::render(&cx, &explanation, settings.format);
-    write_text(None, &text)?;
+    write_text(None, &text, settings.format != ExplainFormat::Json)?;
     keep_state(
         source,
         &settings.sources,
