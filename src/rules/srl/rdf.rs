@@ -23,7 +23,7 @@ use crate::store::{Dictionary, LiteralKind, Store, TermId, TermRef, TermSource};
 
 use super::super::RuleError;
 use super::super::model::{Language, Origin};
-use super::super::source::RuleText;
+use super::super::source::{MAX_RULES_FILE, RuleText};
 use super::codes;
 
 /// The rules vocabulary.
@@ -49,6 +49,15 @@ const EXPRESSION_NODES: usize = 1 << 16;
 pub struct Graph<'a> {
     dict: &'a Dictionary,
     index: &'a TripleIndex,
+    written: &'a Written,
+}
+
+/// The expressions a graph's rules have written so far: each blank node's text, written once however many
+/// expressions, body elements or rules name it, and the bytes of expression text handed out in all.
+#[derive(Default)]
+pub struct Written {
+    texts: std::cell::RefCell<hashbrown::HashMap<TermId, std::rc::Rc<str>>>,
+    bytes: std::cell::Cell<usize>,
 }
 
 /// Why a node is not what its shape requires.
@@ -56,8 +65,12 @@ type Fault = String;
 
 impl<'a> Graph<'a> {
     /// The graph `index` of a store whose terms `dict` holds.
-    pub fn new(dict: &'a Dictionary, index: &'a TripleIndex) -> Self {
-        Self { dict, index }
+    pub fn new(dict: &'a Dictionary, index: &'a TripleIndex, written: &'a Written) -> Self {
+        Self {
+            dict,
+            index,
+            written,
+        }
     }
 
     fn id(&self, iri: &str) -> Option<TermId> {
@@ -301,7 +314,18 @@ impl<'a> Graph<'a> {
 
     /// An expression: a term, a variable, or a function call `[ f ( args… ) ]`.
     pub fn expression(&self, node: TermId) -> Result<String, Fault> {
-        self.expression_at(node, 0, &mut 0)
+        let text = self.expression_at(node, 0, &mut 0)?;
+        // Every use of a shared expression is text the rule parser reads: the graph's in all are bounded as a
+        // rules file is.
+        let bytes = self.written.bytes.get() + text.len();
+        self.written.bytes.set(bytes);
+        if bytes as u64 > MAX_RULES_FILE {
+            return Err(format!(
+                "the rules' expressions, written out, come to more than {} MiB (a filter named by several body elements or rules counts once for each use)",
+                MAX_RULES_FILE >> 20
+            ));
+        }
+        Ok(text)
     }
 
     /// The expression at `node`, `depth` calls down, with `nodes` counting the nodes written so far: a node that
@@ -328,6 +352,27 @@ impl<'a> Graph<'a> {
         if self.names_variable(node, true) {
             return self.variable(node);
         }
+        if let Some(text) = self.written.texts.borrow().get(&node) {
+            return Ok(text.to_string());
+        }
+        let text = self.call_at(node, depth, nodes)?;
+        // A node whose arguments share nodes doubles its text at each level: refused before it outgrows a rules
+        // file.
+        if text.len() as u64 > MAX_RULES_FILE {
+            return Err(format!(
+                "an expression longer than {} MiB written out (a node shared by several arguments is written once for each)",
+                MAX_RULES_FILE >> 20
+            ));
+        }
+        self.written
+            .texts
+            .borrow_mut()
+            .insert(node, text.as_str().into());
+        Ok(text)
+    }
+
+    /// The function call at the blank node `node`.
+    fn call_at(&self, node: TermId, depth: usize, nodes: &mut usize) -> Result<String, Fault> {
         let [(f, args)] = self.out(node)[..] else {
             return Err(
                 "a blank node in an expression must be a variable or one function call [ f ( args ) ]"
@@ -807,8 +852,9 @@ pub fn from_file(path: &Path, texts: &mut Vec<RuleText>, errors: &mut Vec<RuleEr
         } else {
             format!("{file}#{}", store.dict.display(g))
         };
+        let written = Written::default();
         translate(
-            Graph::new(&store.dict, index),
+            Graph::new(&store.dict, index, &written),
             &source,
             &origin,
             texts,
@@ -849,8 +895,9 @@ pub fn from_store(
             subject: node.to_owned(),
             graph: graph_name.clone(),
         };
+        let written = Written::default();
         translate(
-            Graph::new(&store.dict, index),
+            Graph::new(&store.dict, index, &written),
             &source,
             &origin,
             texts,
