@@ -895,6 +895,8 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
 /// Writes text to a file (atomically) or to stdout; `human` text (not JSON, whose strings escape control
 /// characters themselves) shows control characters escaped on a terminal.
 fn write_text(path: Option<&std::path::Path>, text: &str, human: bool) -> Result<(), Failure> {
+    // A stop from here on (a signal while a FIFO waits for its reader) names the output, not the phase before.
+    control::enter(Phase::Output);
     match path {
         Some(path) => {
             files::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {

@@ -890,6 +890,38 @@ mod signals {
     }
 
     #[test]
+    fn a_fifo_without_a_reader_waits_like_a_shell_redirection_and_sigint_names_the_output() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = folder();
+        copy_rule(dir.path());
+        let fifo = dir.path().join("out.txt");
+        assert!(
+            Process::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .args(["lint", "r.rq", "-o", "out.txt"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Long enough for a loaded machine to reach the output (a rule file of one rule).
+        std::thread::sleep(Duration::from_secs(2));
+        let _ = Process::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).replace('\n', " ");
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(stderr.contains("while writing the output"), "{stderr}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
     fn sigint_and_sigterm_at_any_point_leave_no_temporary_and_the_previous_file_intact() {
         let dir = long_run();
         // An uninterrupted run: the complete output, and how long a run takes.
