@@ -76,7 +76,6 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 /// The length of the SGR (`ESC [ digits;… m`) or OSC 8 hyperlink (`ESC ] 8 ; params ; URI ESC \`, the URI
 /// printable) sequence `text` starts with, if it starts with one.
 fn sgr_or_link(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
     if let Some(rest) = text.strip_prefix("\u{1b}[") {
         let n = rest
             .bytes()
@@ -87,7 +86,7 @@ fn sgr_or_link(text: &str) -> Option<usize> {
     let rest = text.strip_prefix("\u{1b}]8;")?;
     let end = rest.find("\u{1b}\\")?;
     let body = &rest[..end];
-    (!body.chars().any(char::is_control) && b.len() >= 4 + end + 2).then_some(4 + end + 2)
+    (!body.chars().any(char::is_control)).then_some(4 + end + 2)
 }
 
 /// `bytes` as text, or where it stops being UTF-8: `line L, column C (byte N) is not UTF-8` (the column counts the

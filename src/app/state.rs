@@ -646,12 +646,7 @@ fn apply(
         .patched(&gone, &new)
         .expect("removals held and additions new, by construction");
     let mut prefixes = prefixes;
-    let mut held: hashbrown::HashSet<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
-    for p in added.prefixes {
-        if held.insert(p.0.clone()) {
-            prefixes.push(p);
-        }
-    }
+    load::add_prefixes(&mut prefixes, added.prefixes);
     Ok((
         Store {
             dict: added.dict,

@@ -29,9 +29,10 @@ pub enum DepsFormat {
 pub struct Prefixes {
     /// (prefix, namespace), first declaration first.
     pairs: Vec<(String, String)>,
-    /// The prefixes and namespaces of `pairs`, so that each declaration is one lookup (a data file may declare
-    /// a hundred thousand).
-    held: hashbrown::HashSet<String>,
+    /// The prefixes and the namespaces of `pairs`, so that each declaration is one lookup (a data file may
+    /// declare a hundred thousand).
+    names: hashbrown::HashSet<String>,
+    namespaces: hashbrown::HashSet<String>,
 }
 
 impl Prefixes {
@@ -58,13 +59,11 @@ impl Prefixes {
     }
 
     fn add(&mut self, prefix: String, ns: String) {
-        // Prefix names and namespaces are kept apart in `held` by a leading character no IRI or name starts with.
-        let (name_key, ns_key) = (format!("p{prefix}"), format!("n{ns}"));
-        if ns.is_empty() || self.held.contains(&name_key) || self.held.contains(&ns_key) {
+        if ns.is_empty() || self.names.contains(&prefix) || self.namespaces.contains(&ns) {
             return;
         }
-        self.held.insert(name_key);
-        self.held.insert(ns_key);
+        self.names.insert(prefix.clone());
+        self.namespaces.insert(ns.clone());
         self.pairs.push((prefix, ns));
     }
 

@@ -304,6 +304,21 @@ pub fn load(
     load_into(Dictionary::new(), sources, options, progress)
 }
 
+/// Appends the `declared` (prefix, namespace) pairs whose prefix `prefixes` lacks: the first declaration of a
+/// name wins, across files. A set of the names held, so that a document of many prefixes costs one lookup each
+/// (a scan of the list was quadratic).
+pub fn add_prefixes(
+    prefixes: &mut Vec<(String, String)>,
+    declared: impl IntoIterator<Item = (String, String)>,
+) {
+    let mut held: HashSet<String> = prefixes.iter().map(|(p, _)| p.clone()).collect();
+    for (prefix, iri) in declared {
+        if held.insert(prefix.clone()) {
+            prefixes.push((prefix, iri));
+        }
+    }
+}
+
 /// [`load`] into an existing dictionary (a saved state's).
 pub fn load_into(
     dict: Dictionary,
@@ -601,15 +616,7 @@ impl Loader {
                     Parsed::Quads(batch) => batch,
                     Parsed::Failed(e) => return Err(e),
                     Parsed::Prefixes(prefixes) => {
-                        // The first declaration of a name wins, across files: a set of the names held, so that a
-                        // document of many prefixes costs one lookup each (a scan of the list was quadratic).
-                        let mut held: HashSet<String> =
-                            self.prefixes.iter().map(|(p, _)| p.clone()).collect();
-                        for (prefix, iri) in prefixes {
-                            if held.insert(prefix.clone()) {
-                                self.prefixes.push((prefix, iri));
-                            }
-                        }
+                        add_prefixes(&mut self.prefixes, prefixes);
                         continue;
                     }
                 };

@@ -56,7 +56,7 @@ pub struct Graph<'a> {
 /// expressions, body elements or rules name it, and the bytes of expression text handed out in all.
 #[derive(Default)]
 pub struct Written {
-    texts: std::cell::RefCell<hashbrown::HashMap<TermId, std::rc::Rc<str>>>,
+    texts: std::cell::RefCell<hashbrown::HashMap<TermId, String>>,
     bytes: std::cell::Cell<usize>,
 }
 
@@ -353,7 +353,7 @@ impl<'a> Graph<'a> {
             return self.variable(node);
         }
         if let Some(text) = self.written.texts.borrow().get(&node) {
-            return Ok(text.to_string());
+            return Ok(text.clone());
         }
         let text = self.call_at(node, depth, nodes)?;
         // A node whose arguments share nodes doubles its text at each level: refused before it outgrows a rules
@@ -364,10 +364,7 @@ impl<'a> Graph<'a> {
                 MAX_RULES_FILE >> 20
             ));
         }
-        self.written
-            .texts
-            .borrow_mut()
-            .insert(node, text.as_str().into());
+        self.written.texts.borrow_mut().insert(node, text.clone());
         Ok(text)
     }
 
