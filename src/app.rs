@@ -1234,12 +1234,12 @@ fn write_facts(
     rdf::sort_quads(&store.dict, &mut quads);
     // Derived and asserted facts are disjoint, and so are the overlay's runs; a duplicate would be adjacent now.
     quads.dedup();
-    let mut terms = Terms::new(&store.dict);
+    let terms = Terms::new(&store.dict);
     // The run's credits are read once, here, and freed before the output is written.
     let by_fact =
         (reasoned.report.as_mut()).map_or_else(Vec::new, |r| std::mem::take(&mut r.credits));
-    let credits =
-        provenance::provenance(settings, store, reasoned, run, &mut terms, &quads, by_fact)?;
+    let (terms, credits) =
+        provenance::provenance(settings, store, reasoned, run, terms, &quads, by_fact)?;
     control::enter(Phase::Output);
     quads.extend(credits);
     let prefixes = provenance::prefixes(settings, &store.prefixes);

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::{Failure, MaterializeSettings, Reasoned, Run, remaining, run_options};
 use crate::control::{self, Phase};
 use crate::datalog::explain::{self, Derivation, GraphSlot, Premise, Slot};
-use crate::datalog::provenance::{self, Level, NS};
+use crate::datalog::provenance::{self, Level, Minted, NS};
 use crate::exec::terms::Terms;
 use crate::output::deps::Prefixes;
 use crate::output::explain::Context;
@@ -17,18 +17,19 @@ use crate::store::{LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_k
 
 /// `--provenance`: the derived facts of `order` (the output's facts, in output order) credited to rules (`by_fact`,
 /// the run's credits, sorted by fact), as reifier quads in the same order (each fact's reifier, then its
-/// premises), whose new terms are `terms`' own; nothing without the flag. A pass past the deadline fails the command (exit 3, nothing written).
-pub(super) fn provenance(
+/// premises), and the terms they are written with: `terms` and what was minted past them; nothing without the
+/// flag. A pass past the deadline fails the command (exit 3, nothing written).
+pub(super) fn provenance<'a>(
     settings: &MaterializeSettings,
     store: &Store,
     reasoned: &Reasoned,
     run: Run,
-    terms: &mut Terms<'_>,
+    mut terms: Terms<'a>,
     order: &[Quad],
     by_fact: Vec<(Quad, u32)>,
-) -> Result<Vec<Quad>, Failure> {
+) -> Result<(Minted<'a>, Vec<Quad>), Failure> {
     let Some((level, graph)) = &settings.provenance else {
-        return Ok(Vec::new());
+        return Ok((Minted::none(terms), Vec::new()));
     };
     control::enter(Phase::Reason);
     let options = run_options(&settings.reasoning, run, store);
@@ -49,7 +50,6 @@ pub(super) fn provenance(
         .map(|i| (by_fact[i as usize].0, by_fact[i as usize].1 as usize))
         .collect();
     drop(by_fact);
-    let reifiers = provenance::quads(program, terms, &credited, graph.as_deref());
     // Already a fact (an annotated head's reifier of its own edge): written once.
     let end = store.dict.end();
     let known = |[g, s, p, o]: Quad| {
@@ -59,8 +59,11 @@ pub(super) fn provenance(
                 || store.quads.graph(g).is_some_and(|i| i.contains([s, p, o])))
     };
     if *level == Level::Rule {
-        return Ok(reifiers.into_iter().filter(|q| !known(*q)).collect());
+        let (minted, reifiers) = provenance::minted(program, terms, &credited, graph.as_deref());
+        let fresh = reifiers.into_iter().filter(|q| !known(*q)).collect();
+        return Ok((minted, fresh));
     }
+    let reifiers = provenance::quads(program, &mut terms, &credited, graph.as_deref());
     let mut premises: Vec<Vec<Quad>> = vec![Vec::new(); credited.len()];
     let mut facts: Vec<Quad> = credited.iter().map(|(q, _)| *q).collect();
     facts.sort_unstable();
@@ -120,7 +123,7 @@ pub(super) fn provenance(
                 .expect("two candidates"),
         };
         let mut writer = Premises {
-            terms,
+            terms: &mut terms,
             cx: &cx,
             out: &mut premises[i],
             graph: graph.as_deref(),
@@ -134,7 +137,7 @@ pub(super) fn provenance(
         out.extend(pair.iter().copied().filter(|q| !known(*q)));
         out.extend(premises);
     }
-    Ok(out)
+    Ok((Minted::none(terms), out))
 }
 
 /// The output's prefixes: the data's, and with `--provenance` also `rdf:`, `reasonctl:` and `genid:` (minted

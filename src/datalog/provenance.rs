@@ -14,7 +14,9 @@ use rayon::prelude::*;
 use super::Program;
 use crate::exec::terms::Terms;
 use crate::rules::reifier;
-use crate::store::{Dictionary, LiteralKind, Quad, TermId, TermRef, TermSource, well_known as wk};
+use crate::store::{
+    Dictionary, Iri, LiteralKind, Quad, TermId, TermRef, TermSource, Triple, well_known as wk,
+};
 
 /// What `--provenance` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -31,37 +33,16 @@ pub const NS: &str = "https://reasonctl.invalid/ns#";
 pub const RULE: &str = "https://reasonctl.invalid/ns#rule";
 
 /// The provenance quads of credited facts: for each, two quads in order, its reifier `rdf:reifies` the fact's
-/// triple and the reifier's `reasonctl:rule`, in the fact's graph or in `graph`. New terms are the local terms of `terms`.
+/// triple and the reifier's `reasonctl:rule`, in the fact's graph or in `graph`. New terms are the local terms of
+/// `terms`, interned (premises written after them may name the same triple terms).
 pub fn quads(
     program: &Program,
     terms: &mut Terms<'_>,
     credited: &[(Quad, usize)],
     graph: Option<&str>,
 ) -> Vec<Quad> {
-    let dict: &Dictionary = terms.main();
-    // The graphs' IRIs, written once each (many facts, few graphs).
-    let mut graphs: hashbrown::HashMap<TermId, Option<String>> = hashbrown::HashMap::new();
-    for &([g, ..], _) in credited {
-        graphs.entry(g).or_insert_with(|| match dict.term(g) {
-            TermRef::Iri(i) => Some(i.to_string()),
-            _ => None,
-        });
-    }
-    let graph_iri = |g: TermId| graphs.get(&g).and_then(Option::as_deref);
-    // The reifiers' digests, in parallel (hashing is most of the work).
-    let digests: Vec<[u8; 16]> = credited
-        .par_iter()
-        .map(|&([g, s, p, o], r)| {
-            reifier::digest_of(&program.rules[r].id, graph_iri(g), dict, [s, p, o])
-        })
-        .collect();
-    let rule_property = terms.iri(RULE);
-    let graph = graph.map(|g| terms.iri(g));
-    let ids: Vec<TermId> = program
-        .rules
-        .iter()
-        .map(|r| terms.literal(&r.id, LiteralKind::Simple))
-        .collect();
+    let digests = digests(program, terms.main(), credited);
+    let named = Named::new(program, terms, graph);
     // At most a reifier IRI and a triple term per fact (fewer where the dictionary holds them): their entries are
     // an IRI's tag, namespace id and 32 digits, a triple term's tag and three ids. Reserved at once (reserved
     // piece by piece, the text would double).
@@ -79,11 +60,210 @@ pub fn quads(
         let [_, s, p, o] = credited[i].0;
         [s, p, o]
     });
-    let mut out = Vec::with_capacity(credited.len() * 2);
-    for ((&([g, ..], r), reifier), edge) in credited.iter().zip(reifiers).zip(edges) {
-        let g = graph.unwrap_or(g);
-        out.push([g, reifier, wk::RDF_REIFIES, edge]);
-        out.push([g, reifier, rule_property, ids[r]]);
+    named.quads(credited, &reifiers, &edges)
+}
+
+/// [`quads`] when nothing is interned after them (`--provenance` without premises): the reifier IRIs and triple
+/// terms the dictionary lacks are not interned but numbered past `terms`' end, in a [`Minted`] that decodes them.
+/// Each names one credited fact (a reifier is the digest of its rule, graph and edge), so no two are one term,
+/// and a term the dictionary holds keeps its id there: id equality stays term equality. Interning a reifier and a
+/// triple term per derived fact, one at a time, was most of what `--provenance` added before the output.
+pub fn minted<'a>(
+    program: &Program,
+    mut terms: Terms<'a>,
+    credited: &[(Quad, usize)],
+    graph: Option<&str>,
+) -> (Minted<'a>, Vec<Quad>) {
+    let main = terms.main();
+    let digests = digests(program, main, credited);
+    let named = Named::new(program, &mut terms, graph);
+    let base = terms.end();
+    // The dictionary's id, else `None` (and the term is minted); looked up only if the dictionary could hold it.
+    let in_main: Vec<Option<TermId>> = if main.holds_namespace(reifier::GENID_BASE) {
+        digests
+            .par_iter()
+            .map(|d| {
+                let mut iri = String::new();
+                reifier::write_iri(&mut iri, d);
+                main.lookup_iri(&iri)
+            })
+            .collect()
+    } else {
+        vec![None; credited.len()]
+    };
+    // The n-th term minted (as the dictionary, at most 2^32 ids).
+    let nth = |n: usize| TermId(u32::try_from(base.index() + n).expect("more than 2^32 terms"));
+    let mut hex = Vec::new();
+    let reifiers: Vec<TermId> = (digests.iter().zip(in_main))
+        .map(|(d, found)| {
+            found.unwrap_or_else(|| {
+                hex.push(reifier::hex(d));
+                nth(hex.len() - 1)
+            })
+        })
+        .collect();
+    drop(digests);
+    let edge_in_main: Vec<Option<TermId>> = credited
+        .par_iter()
+        .map(|&([_, s, p, o], _)| main.lookup_triple([s, p, o]))
+        .collect();
+    let mut triples = Vec::new();
+    let edges: Vec<TermId> = (credited.iter().zip(edge_in_main))
+        .map(|(&([_, s, p, o], _), found)| {
+            found.unwrap_or_else(|| {
+                triples.push([s, p, o]);
+                nth(hex.len() + triples.len() - 1)
+            })
+        })
+        .collect();
+    let quads = named.quads(credited, &reifiers, &edges);
+    let minted = Minted {
+        terms,
+        base,
+        reifiers: hex,
+        edges: triples,
+    };
+    (minted, quads)
+}
+
+/// The reifiers' digests, in parallel (hashing is most of the work).
+fn digests(program: &Program, dict: &Dictionary, credited: &[(Quad, usize)]) -> Vec<[u8; 16]> {
+    // The graphs' IRIs, written once each (many facts, few graphs).
+    let mut graphs: hashbrown::HashMap<TermId, Option<String>> = hashbrown::HashMap::new();
+    for &([g, ..], _) in credited {
+        graphs.entry(g).or_insert_with(|| match dict.term(g) {
+            TermRef::Iri(i) => Some(i.to_string()),
+            _ => None,
+        });
     }
-    out
+    let graph_iri = |g: TermId| graphs.get(&g).and_then(Option::as_deref);
+    credited
+        .par_iter()
+        .map(|&([g, s, p, o], r)| {
+            reifier::digest_of(&program.rules[r].id, graph_iri(g), dict, [s, p, o])
+        })
+        .collect()
+}
+
+/// The terms every credit names: `reasonctl:rule`, the graph given for provenance, each rule's id.
+struct Named {
+    rule_property: TermId,
+    graph: Option<TermId>,
+    ids: Vec<TermId>,
+}
+
+impl Named {
+    fn new(program: &Program, terms: &mut Terms<'_>, graph: Option<&str>) -> Self {
+        Self {
+            rule_property: terms.iri(RULE),
+            graph: graph.map(|g| terms.iri(g)),
+            ids: (program.rules.iter())
+                .map(|r| terms.literal(&r.id, LiteralKind::Simple))
+                .collect(),
+        }
+    }
+
+    // reifies(R, <<( s p o )>>), rule(R, id) :- credited(g s p o, rule), R = reifier(rule, g, s p o).
+    /// Two quads per credited fact, in order.
+    fn quads(
+        &self,
+        credited: &[(Quad, usize)],
+        reifiers: &[TermId],
+        edges: &[TermId],
+    ) -> Vec<Quad> {
+        let mut out = Vec::with_capacity(credited.len() * 2);
+        for ((&([g, ..], r), &reifier), &edge) in credited.iter().zip(reifiers).zip(edges) {
+            let g = self.graph.unwrap_or(g);
+            out.push([g, reifier, wk::RDF_REIFIES, edge]);
+            out.push([g, reifier, self.rule_property, self.ids[r]]);
+        }
+        out
+    }
+}
+
+/// Terms and the reifier IRIs and triple terms [`minted`] numbered past them: ids from `base`, the reifiers
+/// first (each its IRI's last segment, 32 hex digits under [`reifier::GENID_BASE`]), then the triple terms.
+pub struct Minted<'a> {
+    terms: Terms<'a>,
+    base: TermId,
+    reifiers: Vec<[u8; 32]>,
+    edges: Vec<Triple>,
+}
+
+impl<'a> Minted<'a> {
+    /// Terms with nothing minted past them (for provenance that interns what it writes).
+    pub fn none(terms: Terms<'a>) -> Self {
+        Self {
+            base: terms.end(),
+            terms,
+            reifiers: Vec::new(),
+            edges: Vec::new(),
+        }
+    }
+}
+
+impl TermSource for Minted<'_> {
+    fn term(&self, id: TermId) -> TermRef<'_> {
+        let Some(i) = id.0.checked_sub(self.base.0) else {
+            return self.terms.term(id);
+        };
+        let i = i as usize;
+        match self.reifiers.get(i) {
+            Some(hex) => TermRef::Iri(Iri {
+                ns: reifier::GENID_BASE,
+                local: std::str::from_utf8(hex).expect("hex digits"),
+            }),
+            None => TermRef::Triple(self.edges[i - self.reifiers.len()]),
+        }
+    }
+
+    fn end(&self) -> TermId {
+        TermId(self.base.0 + (self.reifiers.len() + self.edges.len()) as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minted_terms_are_the_terms_interning_gives_and_the_dictionarys_own_keep_their_ids() {
+        // `:a :p :b` is annotated in the data, so its triple term is the dictionary's; the rest are not.
+        let (program, store) = crate::datalog::test_program(
+            ":a :p :b {| :x 1 |} . :b :p :c . GRAPH :g { :c :p :a }",
+            &["CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y }"],
+        );
+        let id = |l: &str| store.dict.lookup_iri(&format!("http://e/{l}")).expect(l);
+        let g0 = TermId::DEFAULT_GRAPH;
+        let credited: Vec<(Quad, usize)> = [
+            [g0, id("a"), id("p"), id("b")],
+            [g0, id("b"), id("p"), id("c")],
+            [id("g"), id("c"), id("p"), id("a")],
+        ]
+        .into_iter()
+        .map(|q| (q, 0))
+        .collect();
+        let mut interned = Terms::new(&store.dict);
+        let expected = quads(&program, &mut interned, &credited, None);
+        let (minted, got) = minted(&program, Terms::new(&store.dict), &credited, None);
+        let text = |source: &dyn Fn(TermId) -> String, qs: &[Quad]| -> Vec<Vec<String>> {
+            qs.iter()
+                .map(|q| q.iter().map(|&t| source(t)).collect())
+                .collect()
+        };
+        assert_eq!(
+            text(&|t| minted.display(t), &got),
+            text(&|t| interned.display(t), &expected)
+        );
+        // The annotated edge's triple term is the dictionary's; the two others are minted, each once.
+        let edge_of = |i: usize| got[2 * i][3];
+        let held = store.dict.lookup_triple([id("a"), id("p"), id("b")]);
+        assert_eq!(Some(edge_of(0)), held);
+        let base = interned.main().end();
+        assert!(edge_of(1) >= base && edge_of(2) >= base && edge_of(1) != edge_of(2));
+        // Three reifiers, three distinct minted ids; everything minted decodes below `end`.
+        let reifiers: hashbrown::HashSet<TermId> = got.iter().map(|q| q[1]).collect();
+        assert_eq!(reifiers.len(), 3);
+        assert!(got.iter().flatten().all(|&t| t < minted.end()));
+    }
 }

@@ -133,8 +133,8 @@ pub fn write_local(out: &mut Vec<u8>, digest: &[u8; 16]) {
     out.extend_from_slice(&hex(digest));
 }
 
-/// A digest's 32 lower-case hex digits.
-fn hex(digest: &[u8; 16]) -> [u8; 32] {
+/// A digest's 32 lower-case hex digits (the last segment of its skolem IRI).
+pub fn hex(digest: &[u8; 16]) -> [u8; 32] {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = [0; 32];
     for (pair, b) in out.chunks_exact_mut(2).zip(digest) {

@@ -498,6 +498,11 @@ impl Dictionary {
         self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
+    /// Whether some IRI the dictionary holds splits at `ns` (an IRI of that namespace can be in it).
+    pub fn holds_namespace(&self, ns: &str) -> bool {
+        self.namespaces.get(ns.as_bytes()).is_some()
+    }
+
     /// The id of blank node number `n` (written `_:b{n}`), if the dictionary holds it.
     pub fn lookup_blank(&self, n: u32) -> Option<TermId> {
         let mut key = [TAG_BLANK, 0, 0, 0, 0];
