@@ -444,10 +444,12 @@ pub fn run_over(
             let mut fell_back: Vec<usize> = Vec::new();
             let mut new_by_group: HashMap<usize, Vec<Triple>> = HashMap::new();
             let mut derived_by_group: HashMap<usize, usize> = HashMap::new();
-            // Every fact the pass found, with the job (in job order) and position that found it.
+            // Every fact the pass found, with the job (in job order) that found it: 20 bytes a fact, at the
+            // fixpoint's peak (LUBM_LE(10) stages 0–1; with the position within the job too, 24 bytes made the
+            // command's peak 4 MB higher).
             // Sized once, exactly: growing it by doubling could leave it twice the size it needs.
             let total: usize = outs.iter().flatten().map(|o| o.quads.len()).sum();
-            let mut found: Vec<(Quad, u32, u32)> = Vec::with_capacity(total);
+            let mut found: Vec<(Quad, u32)> = Vec::with_capacity(total);
             let mut pending: Vec<(u32, Vec<Quad>)> = Vec::with_capacity(jobs.len());
             // The blank nodes the jobs saw: those the dictionary held before their terms are interned.
             let shared_blanks = store.dict.blank_count();
@@ -499,18 +501,24 @@ pub fn run_over(
                 }
                 pending.push((j as u32, quads));
             }
-            // Into `found` largest output first, each freed once moved (the order is the sort's business): the
-            // outputs left and `found` then never hold more than `found` will.
-            pending.sort_by_key(|(j, quads)| (std::cmp::Reverse(quads.len()), *j));
-            for (j, quads) in pending {
-                found.extend(quads.into_iter().enumerate().map(|(k, q)| (q, j, k as u32)));
+            // Into `found` (the order is the sort's business), each output from its end a slice at a time, the
+            // slice moved given back at once: `found`'s pages are touched as the outputs' are let go, so the two
+            // never sit side by side in memory (moved whole, the largest output did: LUBM_LE(10)'s peak).
+            for (j, mut quads) in pending {
+                while !quads.is_empty() {
+                    let at = quads.len().saturating_sub(MOVED_AT_A_TIME);
+                    found.extend(quads[at..].iter().map(|&q| (q, j)));
+                    quads.truncate(at);
+                    quads.shrink_to_fit();
+                }
             }
-            // Dedup by sorting (each fact kept where it was first found), then drop what is asserted or already
+            // Dedup by sorting (each fact kept with the first job that found it), then drop what is asserted or already
             // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
             found_total += found.len();
             let mut new = new_facts(found, store, &overlay);
+            // capped(f) :- new(f, j), |{ new(f', j') : (j', f') < (j, f) }| < room.
             if new.len() > room {
-                new.sort_unstable_by_key(|&(_, j, k)| (j, k));
+                new.sort_unstable_by_key(|&(q, j)| (j, q));
                 new.truncate(room);
                 capped = Some(room_reason);
             }
@@ -524,7 +532,7 @@ pub fn run_over(
                 .iter()
                 .map(|job| Some(group_of[job.rule]).filter(|g| !closed.contains(g)))
                 .collect();
-            for &(q, j, _) in &new {
+            for &(q, j) in &new {
                 let [graph, s, p, o] = q;
                 per_job[j as usize] += 1;
                 match by_graph.last_mut() {
@@ -548,14 +556,13 @@ pub fn run_over(
                 *derived_by_group.entry(group_of[rule]).or_default() += n;
             }
             if options.start.is_some() {
-                added_by_run.extend(new.iter().map(|&(q, _, _)| q));
+                added_by_run.extend(new.iter().map(|&(q, _)| q));
             }
             // credit(f) = the rule of the first job (in job order) of the pass that first found f.
             if options.track {
-                report.credits.extend(
-                    new.iter()
-                        .map(|&(q, j, _)| (q, jobs[j as usize].rule as u32)),
-                );
+                report
+                    .credits
+                    .extend(new.iter().map(|&(q, j)| (q, jobs[j as usize].rule as u32)));
             }
             drop(new);
             for (graph, triples) in by_graph {
@@ -672,12 +679,12 @@ pub(super) fn change_accesses(changes: &[Quad]) -> Vec<super::footprint::Access>
     out
 }
 
-/// The facts of `found` that are neither asserted nor derived, each once (where it was first found), sorted.
-fn new_facts(
-    mut found: Vec<(Quad, u32, u32)>,
-    store: &Store,
-    overlay: &Overlay,
-) -> Vec<(Quad, u32, u32)> {
+/// Facts moved from a body's output into a pass's `found` before the output gives back what they took.
+const MOVED_AT_A_TIME: usize = 1 << 16;
+
+/// The facts of `found` that are neither asserted nor derived, each once (with the first job that found it),
+/// sorted.
+fn new_facts(mut found: Vec<(Quad, u32)>, store: &Store, overlay: &Overlay) -> Vec<(Quad, u32)> {
     // A compiled closure's facts come sorted: checking is linear.
     if !found.is_sorted() {
         if found.len() > 1 << 14 {
