@@ -204,7 +204,7 @@ pub enum LoadError {
         /// The codec's command-line tool.
         tool: &'static str,
     },
-    /// A syntax error the parser could not place (RDF/XML).
+    /// A syntax error the parser could not place (JSON-LD's errors about values).
     #[error("{file}: {message}")]
     #[diagnostic(
         code(reasonctl::load::syntax_unplaced),
@@ -578,16 +578,29 @@ impl Loader {
         base: Option<&str>,
         progress: &dyn LoadProgress,
     ) -> Result<(), LoadError> {
-        let mut parser = RdfParser::from_format(format.rdf_format());
-        if self.lenient {
-            parser = parser.lenient();
-        }
-        if let Some(base) = base {
-            parser = parser.with_base_iri(base).map_err(|e| LoadError::BadBase {
-                iri: base.to_owned(),
-                message: e.to_string(),
-            })?;
-        }
+        let bad_base = |base: &str, e: oxiri::IriParseError| LoadError::BadBase {
+            iri: base.to_owned(),
+            message: e.to_string(),
+        };
+        let parser = if format == DataFormat::RdfXml {
+            let mut parser = oxrdfxml::RdfXmlParser::new();
+            if self.lenient {
+                parser = parser.lenient();
+            }
+            if let Some(base) = base {
+                parser = parser.with_base_iri(base).map_err(|e| bad_base(base, e))?;
+            }
+            Syntax::Xml(parser)
+        } else {
+            let mut parser = RdfParser::from_format(format.rdf_format());
+            if self.lenient {
+                parser = parser.lenient();
+            }
+            if let Some(base) = base {
+                parser = parser.with_base_iri(base).map_err(|e| bad_base(base, e))?;
+            }
+            Syntax::Any(parser)
+        };
         let reader = skip_bom(reader).map_err(|e| io_error(name, e))?;
         // An empty file (white space only) is an empty dataset in every syntax, JSON-LD's included (whose parser
         // wants a value).
@@ -730,10 +743,63 @@ enum Parsed {
 /// Quads per batch handed from the parsing thread to the interning one.
 const BATCH: usize = 4096;
 
+/// A parser for a syntax: oxrdfio's, or for RDF/XML oxrdfxml's own, which says how far it read when it fails.
+enum Syntax {
+    Any(RdfParser),
+    Xml(oxrdfxml::RdfXmlParser),
+}
+
+/// [`Syntax`] reading a source.
+enum Parsing<R: Read> {
+    Any(Box<oxrdfio::ReaderQuadParser<R>>),
+    Xml(Box<oxrdfxml::ReaderRdfXmlParser<R>>),
+}
+
+impl<R: Read> Parsing<R> {
+    fn new(syntax: Syntax, reader: R) -> Self {
+        match syntax {
+            Syntax::Any(p) => Self::Any(Box::new(p.for_reader(reader))),
+            Syntax::Xml(p) => Self::Xml(Box::new(p.for_reader(reader))),
+        }
+    }
+
+    /// The byte offset the parser has read to, where it says (RDF/XML).
+    fn offset(&self) -> Option<u64> {
+        match self {
+            Self::Any(_) => None,
+            Self::Xml(p) => Some(p.buffer_position()),
+        }
+    }
+
+    fn prefixes(&self) -> Vec<(String, String)> {
+        let owned = |(p, i): (&str, &str)| (p.to_owned(), i.to_owned());
+        match self {
+            Self::Any(p) => p.prefixes().map(owned).collect(),
+            Self::Xml(p) => p.prefixes().map(owned).collect(),
+        }
+    }
+}
+
+impl<R: Read> Iterator for Parsing<R> {
+    type Item = Result<oxrdf::Quad, RdfParseError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::Any(p) => p.next(),
+            // RDF/XML has triples only: the default graph's.
+            Self::Xml(p) => Some(
+                p.next()?
+                    .map(|t| t.in_graph(oxrdf::GraphName::DefaultGraph))
+                    .map_err(RdfParseError::from),
+            ),
+        }
+    }
+}
+
 /// The parsing thread: reads `reader`, sends batches, then the prefixes, or the error that stopped it. Returns
 /// early when the receiver has gone (the interning side failed).
 fn parse_batches(
-    parser: RdfParser,
+    parser: Syntax,
     reader: impl Read,
     name: &str,
     format: DataFormat,
@@ -756,9 +822,9 @@ fn parse_batches(
         DataFormat::RdfXml => guard::Family::Xml,
         DataFormat::JsonLd => guard::Family::Json,
     };
-    let mut quads = parser.for_reader(guard::Guard::new(tail, family));
+    let mut quads = Parsing::new(parser, guard::Guard::new(tail, family));
     let mut batch = Vec::with_capacity(BATCH);
-    for next in quads.by_ref() {
+    while let Some(next) = quads.next() {
         match next {
             Ok(q) => batch.push(q),
             Err(e) => {
@@ -787,7 +853,11 @@ fn parse_batches(
                         None => io_error(name, e),
                     },
                     RdfParseError::Syntax(e) => {
-                        syntax_error(name, format, &e.to_string(), e.location(), &kept.borrow())
+                        let kept = kept.borrow();
+                        let location = e
+                            .location()
+                            .or_else(|| quads.offset().and_then(|at| kept.place(at)));
+                        syntax_error(name, format, &e.to_string(), location, &kept)
                     }
                 };
                 let _ = tx.send(Parsed::Quads(batch));
@@ -806,10 +876,7 @@ fn parse_batches(
             return;
         }
     }
-    let prefixes = quads
-        .prefixes()
-        .map(|(p, i)| (p.to_owned(), i.to_owned()))
-        .collect();
+    let prefixes = quads.prefixes();
     if tx.send(Parsed::Quads(batch)).is_ok() {
         let _ = tx.send(Parsed::Prefixes(prefixes));
     }
@@ -1005,12 +1072,15 @@ struct Kept {
     kept: Vec<u8>,
     /// Offset of `kept[0]` in the whole input.
     start: u64,
+    /// Line ends (`\n`) in all the bytes passed on.
+    newlines: u64,
 }
 
 const TAIL_KEEP: usize = 1 << 16;
 
 impl Kept {
     fn push(&mut self, bytes: &[u8]) {
+        self.newlines += memchr::memchr_iter(b'\n', bytes).count() as u64;
         let n = bytes.len();
         if self.kept.len() + n > 2 * TAIL_KEEP {
             let drop = (self.kept.len() + n)
@@ -1022,6 +1092,29 @@ impl Kept {
         let skip = n.saturating_sub(2 * TAIL_KEEP);
         self.start += skip as u64;
         self.kept.extend_from_slice(&bytes[skip..]);
+    }
+
+    /// The position of byte `offset` (an empty range there), if the kept bytes still hold it: its line from the
+    /// line ends passed on and those after it, its column in characters from the line's start (0 when the line
+    /// began before the kept bytes and `offset` is not on the first).
+    fn place(&self, offset: u64) -> Option<std::ops::Range<oxrdfio::TextPosition>> {
+        let at = usize::try_from(offset.checked_sub(self.start)?).ok()?;
+        let (before, after) = (self.kept.get(..at)?, &self.kept[at..]);
+        let line = self.newlines - memchr::memchr_iter(b'\n', after).count() as u64;
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        let column = if line_start == 0 && self.start > 0 {
+            0
+        } else {
+            String::from_utf8_lossy(&before[line_start..])
+                .chars()
+                .count() as u64
+        };
+        let here = oxrdfio::TextPosition {
+            line,
+            column,
+            offset,
+        };
+        Some(here..here)
     }
 
     /// The line holding `offset` (cut to about 160 characters around it), if the kept bytes still hold it.
@@ -1079,6 +1172,24 @@ impl<R: Read> Read for Tail<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_bytes_place_an_offset_by_line_and_character_column_after_the_window_has_moved_on() {
+        let mut kept = Kept::default();
+        // 40,000 lines of 10 bytes (4 windows' worth), then "ab\u{e9}cd" on line 40,001 (0-based 40,000).
+        for _ in 0..400 {
+            kept.push(&b"123456789\n".repeat(100));
+        }
+        let at = kept.start + kept.kept.len() as u64;
+        kept.push("ab\u{e9}cd\nnext\n".as_bytes());
+        // 'c' is byte 4 of its line, character 3.
+        let place = kept.place(at + 4).expect("kept");
+        assert_eq!((place.start.line, place.start.column), (40_000, 3));
+        let first = kept.place(at).expect("kept");
+        assert_eq!((first.start.line, first.start.column), (40_000, 0));
+        // An offset the window no longer holds is not placed.
+        assert!(kept.place(10).is_none());
+    }
     use crate::store::TermRef;
 
     fn load_str(text: &str, format: DataFormat) -> Result<Store, LoadError> {
