@@ -382,6 +382,24 @@ pub enum Stopped {
         /// What became of the output.
         written: &'static str,
     },
+    /// An allocation would have passed the memory the machine allows (no `--max-memory` given).
+    #[error(
+        "the heap reached the memory this machine allows ({mib} MiB: RAM and swap, or the cgroup's bound) {doing}; the command was stopped{written}"
+    )]
+    #[diagnostic(
+        code(reasonctl::run::machine_memory),
+        help(
+            "the command needs more memory than there is: give it less data or fewer rules, or pass --max-facts or --max-memory so that reasoning stops in time to write what it derived"
+        )
+    )]
+    MachineMemory {
+        /// The bound in MiB.
+        mib: usize,
+        /// `while loading the data`, …
+        doing: &'static str,
+        /// What became of the output.
+        written: &'static str,
+    },
     /// The command ran past `--timeout` and its grace.
     #[error("the command ran past --timeout ({secs} s) {doing}; it was stopped{written}")]
     #[diagnostic(
@@ -429,10 +447,17 @@ pub fn stopped(reason: Stop, limits: Limits, phase: Phase, removed: usize) -> Re
         _ => "; nothing was written",
     };
     Report::new(match reason {
-        Stop::Memory => Stopped::Memory {
-            mib: limits.max_memory.unwrap_or(0) >> 20,
-            doing,
-            written,
+        Stop::Memory => match limits.max_memory {
+            Some(bytes) => Stopped::Memory {
+                mib: bytes >> 20,
+                doing,
+                written,
+            },
+            None => Stopped::MachineMemory {
+                mib: control::heap_limit().unwrap_or(0) >> 20,
+                doing,
+                written,
+            },
         },
         Stop::Time => Stopped::Time {
             secs: limits.timeout.map_or(0.0, |t| t.as_secs_f64()),
@@ -489,7 +514,14 @@ pub fn run(settings: Settings) -> Result<Outcome, Failure> {
         .num_threads(settings.threads.unwrap_or(0))
         .stack_size(crate::STACK)
         .build_global();
-    control::set_heap_limit(settings.limits().max_memory);
+    // Without --max-memory, the heap is bounded by what the machine can give at all: a runaway command stops
+    // with a report instead of being killed by the kernel or aborting on a failed allocation.
+    control::set_heap_limit(
+        settings
+            .limits()
+            .max_memory
+            .or_else(control::machine_memory),
+    );
     let progress = Progress::new(settings.quiet);
     let deadline = settings.deadline();
     match settings.command {

@@ -116,6 +116,77 @@ pub fn set_heap_limit(limit: Option<usize>) {
     LIMIT.store(limit.unwrap_or(usize::MAX), Ordering::Relaxed);
 }
 
+/// The heap limit set (`None`: none).
+pub fn heap_limit() -> Option<usize> {
+    Some(LIMIT.load(Ordering::Relaxed)).filter(|&l| l != usize::MAX)
+}
+
+/// The heap the machine lets the process have, in bytes, for a heap limit when none is given: RAM and swap
+/// (`/proc/meminfo`), or less where the process's memory cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`, the
+/// least of its and its ancestors') bounds it, less a margin for what is not heap (the binary, stacks, the
+/// allocator's own pages: a sixteenth, at least 64 MiB). Past it the kernel would kill the process (or an
+/// allocation fail and abort it); stopped there instead, the command ends with a report, as at `--max-memory`.
+/// `None` where the machine does not say.
+pub fn machine_memory() -> Option<usize> {
+    let read = |path: &std::path::Path| std::fs::read_to_string(path).ok();
+    let meminfo = read(std::path::Path::new("/proc/meminfo"))?;
+    let cgroups = read(std::path::Path::new("/proc/self/cgroup")).unwrap_or_default();
+    let bound = cgroup_bound(&cgroups, |p| read(p));
+    heap_bound(&meminfo, bound)
+}
+
+/// The least memory bound of the cgroups `/proc/self/cgroup` lists (v2, and v1's memory controller), reading
+/// each limit file with `read`: the process's group's and its ancestors'.
+fn cgroup_bound(cgroups: &str, read: impl Fn(&std::path::Path) -> Option<String>) -> Option<u64> {
+    let mut bound: Option<u64> = None;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (root, file) = if controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max")
+        } else if controllers.split(',').any(|c| c == "memory") {
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        let mut dir = std::path::Path::new(root).join(path.trim_start_matches('/'));
+        loop {
+            // "max" (v2) or a number; v1 writes no bound as a number past any machine's memory.
+            if let Some(limit) = read(&dir.join(file)).and_then(|t| t.trim().parse::<u64>().ok()) {
+                bound = Some(bound.map_or(limit, |b| b.min(limit)));
+            }
+            if dir == std::path::Path::new(root) || !dir.pop() {
+                break;
+            }
+        }
+    }
+    bound
+}
+
+/// [`machine_memory`] from the text of `/proc/meminfo` and the cgroups' bound.
+fn heap_bound(meminfo: &str, cgroup: Option<u64>) -> Option<usize> {
+    let kib = |key: &str| -> Option<u64> {
+        let line = meminfo.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..]
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()
+    };
+    let ram = kib("MemTotal:")?.checked_mul(1024)?;
+    let swap = kib("SwapTotal:").unwrap_or(0).saturating_mul(1024);
+    let total = match cgroup {
+        Some(limit) => ram.min(limit).saturating_add(swap),
+        None => ram.saturating_add(swap),
+    };
+    let margin = (total / 16).max(64 << 20);
+    usize::try_from(total.saturating_sub(margin)).ok()
+}
+
 /// Why a command was stopped from outside its phases' own checks.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -310,6 +381,40 @@ impl Drop for Held {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MEMINFO: &str =
+        "MemTotal:       16777216 kB\nMemFree:        1000 kB\nSwapTotal:    1048576 kB\n";
+
+    #[test]
+    fn the_heap_bound_is_ram_and_swap_or_the_cgroups_least_less_a_margin() {
+        let (gib, mib) = (1u64 << 30, 1u64 << 20);
+        let less_margin = |total: u64| (total - (total / 16).max(64 * mib)) as usize;
+        assert_eq!(heap_bound(MEMINFO, None), Some(less_margin(17 * gib)));
+        assert_eq!(heap_bound(MEMINFO, Some(gib)), Some(less_margin(2 * gib)));
+        assert_eq!(
+            heap_bound(MEMINFO, Some(u64::MAX)),
+            Some(less_margin(17 * gib))
+        );
+        assert_eq!(heap_bound("nothing useful\n", None), None);
+        // v2 and v1 lines; the least bound of a group and its ancestors; "max" is none.
+        let files = |p: &std::path::Path| -> Option<String> {
+            match p.to_str()? {
+                "/sys/fs/cgroup/a/b/memory.max" => Some("max\n".into()),
+                "/sys/fs/cgroup/a/memory.max" => Some("3000000000\n".into()),
+                "/sys/fs/cgroup/memory/x/memory.limit_in_bytes" => Some("2000000000\n".into()),
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes" => {
+                    Some("9223372036854771712\n".into())
+                }
+                _ => None,
+            }
+        };
+        assert_eq!(cgroup_bound("0::/a/b\n", files), Some(3_000_000_000));
+        assert_eq!(
+            cgroup_bound("4:memory:/x\n0::/a/b\n", files),
+            Some(2_000_000_000)
+        );
+        assert_eq!(cgroup_bound("1:cpu:/x\n0::/\n", files), None);
+    }
 
     #[test]
     fn a_deadline_past_what_an_instant_holds_is_none() {

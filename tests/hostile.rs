@@ -1153,3 +1153,63 @@ fn a_full_standard_output_fails_with_exit_2() {
         stderr(&out)
     );
 }
+
+// Without --max-memory, a command that needs more memory than the machine (here its cgroup) allows stops with a
+// report (exit 3) instead of being killed by the kernel (exit 137). Needs a writable cgroup-v1 memory controller
+// and no swap (the bound counts swap, which the cgroup's limit does not); said and skipped otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_query_past_the_cgroups_memory_stops_with_a_report_instead_of_the_kernels_kill() {
+    let swap = fs::read_to_string("/proc/meminfo")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("SwapTotal:") && !l.ends_with(" 0 kB"));
+    let group = PathBuf::from(format!(
+        "/sys/fs/cgroup/memory/reasonctl-test-{}",
+        std::process::id()
+    ));
+    if swap || fs::create_dir(&group).is_err() {
+        eprintln!("skipped: no writable cgroup-v1 memory controller, or the machine has swap");
+        return;
+    }
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir(&self.0);
+        }
+    }
+    let _remove = Remove(group.clone());
+    fs::write(group.join("memory.limit_in_bytes"), "400M").unwrap();
+    let dir = folder();
+    let triples: String = (0..200)
+        .map(|i| format!("ex:s{i} ex:p ex:o{i} .\n"))
+        .collect();
+    write(
+        dir.path(),
+        "d.ttl",
+        &format!("@prefix ex: <http://example.org/> .\n{triples}"),
+    );
+    // 200^5 rows.
+    write(
+        dir.path(),
+        "q.rq",
+        "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l . ?m ?n ?o }\n",
+    );
+    let bin = assert_cmd::cargo::cargo_bin("reasonctl");
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} query d.ttl --query q.rq > rows.tsv",
+        group.display(),
+        bin.display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::run::machine_memory"),
+        "{}",
+        stderr(&out)
+    );
+}
