@@ -122,8 +122,8 @@ pub fn heap_limit() -> Option<usize> {
 }
 
 /// The heap the machine lets the process have, in bytes, for a heap limit when none is given: RAM and swap
-/// (`/proc/meminfo`), or less where the process's memory cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`, the
-/// least of its and its ancestors') bounds it, less a margin for what is not heap (the binary, stacks, the
+/// (`/proc/meminfo`), or the process's memory cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`, the
+/// least of its and its ancestors') where that is below the RAM (then without swap), less a margin for what is not heap (the binary, stacks, the
 /// allocator's own pages: a sixteenth, at least 64 MiB). Past it the kernel would kill the process (or an
 /// allocation fail and abort it); stopped there instead, the command ends with a report, as at `--max-memory`.
 /// `None` where the machine does not say.
@@ -179,9 +179,11 @@ fn heap_bound(meminfo: &str, cgroup: Option<u64>) -> Option<usize> {
     };
     let ram = kib("MemTotal:")?.checked_mul(1024)?;
     let swap = kib("SwapTotal:").unwrap_or(0).saturating_mul(1024);
+    // A cgroup bound below the RAM is the process's whole allowance: the host's swap is not the group's (its own
+    // swap limit is often none at all), so none is counted.
     let total = match cgroup {
-        Some(limit) => ram.min(limit).saturating_add(swap),
-        None => ram.saturating_add(swap),
+        Some(limit) if limit < ram => limit,
+        _ => ram.saturating_add(swap),
     };
     let margin = (total / 16).max(64 << 20);
     usize::try_from(total.saturating_sub(margin)).ok()
@@ -390,7 +392,8 @@ mod tests {
         let (gib, mib) = (1u64 << 30, 1u64 << 20);
         let less_margin = |total: u64| (total - (total / 16).max(64 * mib)) as usize;
         assert_eq!(heap_bound(MEMINFO, None), Some(less_margin(17 * gib)));
-        assert_eq!(heap_bound(MEMINFO, Some(gib)), Some(less_margin(2 * gib)));
+        // A cgroup below the RAM: its bound, without the host's swap.
+        assert_eq!(heap_bound(MEMINFO, Some(gib)), Some(less_margin(gib)));
         assert_eq!(
             heap_bound(MEMINFO, Some(u64::MAX)),
             Some(less_margin(17 * gib))

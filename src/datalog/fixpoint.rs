@@ -501,9 +501,10 @@ pub fn run_over(
                 }
                 pending.push((j as u32, quads));
             }
-            // Into `found` (the order is the sort's business), each output from its end a slice at a time, the
-            // slice moved given back at once: `found`'s pages are touched as the outputs' are let go, so the two
-            // never sit side by side in memory (moved whole, the largest output did: LUBM_LE(10)'s peak).
+            // Into `found`, each output from its end a slice at a time, the slice moved given back (the allocator
+            // keeps a block until it halves: the outputs' memory goes back in steps as `found`'s is touched, not
+            // all after it; LUBM_LE(10)'s peak was the two side by side, 1–2 MB lower so).
+            let one_sorted = matches!(pending.as_slice(), [(_, quads)] if quads.is_sorted());
             for (j, mut quads) in pending {
                 while !quads.is_empty() {
                     let at = quads.len().saturating_sub(MOVED_AT_A_TIME);
@@ -511,6 +512,20 @@ pub fn run_over(
                     quads.truncate(at);
                     quads.shrink_to_fit();
                 }
+            }
+            // One sorted output (a compiled closure's) is put back in order, so that `new_facts` need not sort
+            // it: its slices came last first, each in order; reversed whole, then each slice again.
+            if one_sorted {
+                found.reverse();
+                let head = match found.len() % MOVED_AT_A_TIME {
+                    0 => MOVED_AT_A_TIME.min(found.len()),
+                    r => r,
+                };
+                found[..head].reverse();
+                found[head..]
+                    .chunks_mut(MOVED_AT_A_TIME)
+                    .for_each(<[_]>::reverse);
+                debug_assert!(found.is_sorted());
             }
             // Dedup by sorting (each fact kept with the first job that found it), then drop what is asserted or already
             // derived by merging against those sorted arrays: sequential memory, no hash table of every fact.
@@ -537,7 +552,8 @@ pub fn run_over(
                 per_job[j as usize] += 1;
                 match by_graph.last_mut() {
                     Some((g, ts)) if *g == graph => ts.push([s, p, o]),
-                    // The new facts are sorted by graph: each graph's come together, and are counted first.
+                    // The new facts are sorted by graph (by job when capped: a graph's may then come in several
+                    // runs, which the overlay merges): each graph's come together, and are counted first.
                     _ => {
                         let n = new.partition_point(|f| f.0[0] <= graph)
                             - new.partition_point(|f| f.0[0] < graph);

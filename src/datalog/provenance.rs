@@ -65,8 +65,8 @@ pub fn quads(
 
 /// [`quads`] when nothing is interned after them (`--provenance` without premises): the reifier IRIs and triple
 /// terms the dictionary lacks are not interned but numbered past `terms`' end, in a [`Minted`] that decodes them.
-/// Each names one credited fact (a reifier is the digest of its rule, graph and edge), so no two are one term,
-/// and a term the dictionary holds keeps its id there: id equality stays term equality. Interning a reifier and a
+/// Each is minted once (facts of several graphs may name one edge twice) and a term the dictionary holds keeps its
+/// id there: id equality stays term equality. Interning a reifier and a
 /// triple term per derived fact, one at a time, was most of what `--provenance` added before the output.
 pub fn minted<'a>(
     program: &Program,
@@ -91,31 +91,51 @@ pub fn minted<'a>(
     } else {
         vec![None; credited.len()]
     };
-    // The n-th term minted (as the dictionary, at most 2^32 ids).
-    let nth = |n: usize| TermId(u32::try_from(base.index() + n).expect("more than 2^32 terms"));
+    // The n-th term minted (as the dictionary, fewer than 2^32 ids: `end` is one past the last).
+    let nth = |n: usize| {
+        assert!(base.index() + n < u32::MAX as usize, "2^32 terms or more");
+        TermId((base.index() + n) as u32)
+    };
+    // Facts of one graph name distinct edges and reifiers; facts of several may name one twice (an edge in two
+    // graphs; the default graph and a blank-node graph, whose reifiers hash alike): minted once, looked up.
+    let several_graphs = credited.iter().any(|(q, _)| q[0] != credited[0].0[0]);
+    let mut minted_reifiers: hashbrown::HashMap<[u8; 16], TermId> = hashbrown::HashMap::new();
     let mut hex = Vec::new();
-    let reifiers: Vec<TermId> = (digests.iter().zip(in_main))
-        .map(|(d, found)| {
-            found.unwrap_or_else(|| {
-                hex.push(reifier::hex(d));
-                nth(hex.len() - 1)
-            })
-        })
-        .collect();
-    drop(digests);
+    let mut reifiers = Vec::with_capacity(credited.len());
+    for (d, found) in digests.iter().zip(in_main) {
+        let id = if let Some(id) = found.or_else(|| minted_reifiers.get(d).copied()) {
+            id
+        } else {
+            hex.push(reifier::hex(d));
+            let id = nth(hex.len() - 1);
+            if several_graphs {
+                minted_reifiers.insert(*d, id);
+            }
+            id
+        };
+        reifiers.push(id);
+    }
+    drop((digests, minted_reifiers));
     let edge_in_main: Vec<Option<TermId>> = credited
         .par_iter()
         .map(|&([_, s, p, o], _)| main.lookup_triple([s, p, o]))
         .collect();
+    let mut minted_edges: hashbrown::HashMap<Triple, TermId> = hashbrown::HashMap::new();
     let mut triples = Vec::new();
-    let edges: Vec<TermId> = (credited.iter().zip(edge_in_main))
-        .map(|(&([_, s, p, o], _), found)| {
-            found.unwrap_or_else(|| {
-                triples.push([s, p, o]);
-                nth(hex.len() + triples.len() - 1)
-            })
-        })
-        .collect();
+    let mut edges = Vec::with_capacity(credited.len());
+    for (&([_, s, p, o], _), found) in credited.iter().zip(edge_in_main) {
+        let id = if let Some(id) = found.or_else(|| minted_edges.get(&[s, p, o]).copied()) {
+            id
+        } else {
+            triples.push([s, p, o]);
+            let id = nth(hex.len() + triples.len() - 1);
+            if several_graphs {
+                minted_edges.insert([s, p, o], id);
+            }
+            id
+        };
+        edges.push(id);
+    }
     let quads = named.quads(credited, &reifiers, &edges);
     let minted = Minted {
         terms,
@@ -239,6 +259,7 @@ mod tests {
             [g0, id("a"), id("p"), id("b")],
             [g0, id("b"), id("p"), id("c")],
             [id("g"), id("c"), id("p"), id("a")],
+            [id("g"), id("b"), id("p"), id("c")],
         ]
         .into_iter()
         .map(|q| (q, 0))
@@ -261,9 +282,12 @@ mod tests {
         assert_eq!(Some(edge_of(0)), held);
         let base = interned.main().end();
         assert!(edge_of(1) >= base && edge_of(2) >= base && edge_of(1) != edge_of(2));
-        // Three reifiers, three distinct minted ids; everything minted decodes below `end`.
+        // One edge in two graphs: one triple term, one id, as interning gives.
+        assert_eq!(edge_of(1), edge_of(3));
+        assert_eq!(expected[2][3], expected[6][3]);
+        // Four reifiers (one per fact: the graph is in the digest), four distinct ids; all below `end`.
         let reifiers: hashbrown::HashSet<TermId> = got.iter().map(|q| q[1]).collect();
-        assert_eq!(reifiers.len(), 3);
+        assert_eq!(reifiers.len(), 4);
         assert!(got.iter().flatten().all(|&t| t < minted.end()));
     }
 }

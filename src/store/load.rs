@@ -1094,21 +1094,20 @@ impl Kept {
         self.kept.extend_from_slice(&bytes[skip..]);
     }
 
-    /// The position of byte `offset` (an empty range there), if the kept bytes still hold it: its line from the
-    /// line ends passed on and those after it, its column in characters from the line's start (0 when the line
-    /// began before the kept bytes and `offset` is not on the first).
+    /// The position of byte `offset` (an empty range there), if the kept bytes still hold it and its line's
+    /// start: its line from the line ends passed on and those after it, its column in characters from the
+    /// line's start.
     fn place(&self, offset: u64) -> Option<std::ops::Range<oxrdfio::TextPosition>> {
         let at = usize::try_from(offset.checked_sub(self.start)?).ok()?;
         let (before, after) = (self.kept.get(..at)?, &self.kept[at..]);
         let line = self.newlines - memchr::memchr_iter(b'\n', after).count() as u64;
         let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
-        let column = if line_start == 0 && self.start > 0 {
-            0
-        } else {
-            String::from_utf8_lossy(&before[line_start..])
-                .chars()
-                .count() as u64
-        };
+        if line_start == 0 && self.start > 0 {
+            return None; // the line begins before the kept bytes: its column is not known
+        }
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count() as u64;
         let here = oxrdfio::TextPosition {
             line,
             column,
@@ -1187,8 +1186,12 @@ mod tests {
         assert_eq!((place.start.line, place.start.column), (40_000, 3));
         let first = kept.place(at).expect("kept");
         assert_eq!((first.start.line, first.start.column), (40_000, 0));
-        // An offset the window no longer holds is not placed.
+        // An offset the window no longer holds is not placed, nor one whose line began before it.
         assert!(kept.place(10).is_none());
+        let mut long = Kept::default();
+        long.push(&[b'x'; 3 * TAIL_KEEP]);
+        let end = long.start + long.kept.len() as u64;
+        assert!(long.place(end - 1).is_none());
     }
     use crate::store::TermRef;
 
