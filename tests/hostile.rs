@@ -1213,3 +1213,31 @@ fn a_query_past_the_cgroups_memory_stops_with_a_report_instead_of_the_kernels_ki
         stderr(&out)
     );
 }
+
+// A C1 control character (U+009B, CSI on some terminals) in the data reached `query`'s table as it was: Turtle
+// leaves it unescaped. The table writes it as `\u009B`.
+#[test]
+fn query_tables_write_c1_control_characters_as_turtle_escapes() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "c1.ttl",
+        "@prefix ex: <http://example.org/> .\nex:a ex:p \"x\u{9b}31my\" .\n",
+    );
+    let out = reasonctl()
+        .args([
+            "query",
+            "c1.ttl",
+            "--query",
+            "SELECT ?o WHERE { ?s ?p ?o }",
+            "--format",
+            "table",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("\"x\\u009B31my\""), "{table}");
+    assert!(!table.contains('\u{9b}'), "{table}");
+}

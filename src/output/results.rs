@@ -245,7 +245,7 @@ pub fn write_table<W: Write>(
                     if id != ROW_UNBOUND {
                         super::annotated::term(&mut text, terms, prefixes, id);
                     }
-                    text
+                    shown(text)
                 })
                 .collect(),
         );
@@ -278,6 +278,24 @@ pub fn write_table<W: Write>(
     let n = cells.len();
     writeln!(out, "({n} {})", if n == 1 { "row" } else { "rows" })?;
     Ok(out)
+}
+
+/// A cell's Turtle text with the control characters Turtle leaves as they are (C1, such as U+009B, which some
+/// terminals obey as an escape) written as `\uXXXX`, which Turtle reads back as the same character: a table is
+/// read by people, on terminals.
+fn shown(text: String) -> String {
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{:04X}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Writes an ASK answer.
