@@ -56,6 +56,12 @@ fn code(out: &Output) -> i32 {
         .unwrap_or_else(|| panic!("killed by a signal: {:?}\n{stderr}", out.status))
 }
 
+/// Checks that the run exited `exit` with the diagnostic `code` on stderr.
+fn fails_with(out: &Output, exit: i32, diagnostic: &str) {
+    assert_eq!(code(out), exit, "{}", stderr(out));
+    assert!(stderr(out).contains(diagnostic), "{}", stderr(out));
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -370,12 +376,7 @@ fn a_query_nested_past_the_limits_is_refused() {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert_eq!(code(&out), 2, "{}", stderr(&out));
-        assert!(
-            stderr(&out).contains("reasonctl::query::too_deep"),
-            "{}",
-            stderr(&out)
-        );
+        fails_with(&out, 2, "reasonctl::query::too_deep");
     }
 }
 
@@ -511,12 +512,7 @@ fn planning_20000_steps_is_stopped_at_the_timeout_with_exit_3() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::run::timeout"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 3, "reasonctl::run::timeout");
     assert!(
         stderr(&out).contains("ran past --timeout (2 s)"),
         "{}",
@@ -740,12 +736,7 @@ fn a_long_prefix_repeated_stops_at_max_memory_while_loading() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::run::memory"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 3, "reasonctl::run::memory");
 }
 
 #[test]
@@ -792,12 +783,7 @@ fn a_capped_run_warns_of_no_rule_whose_facts_were_all_known() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::datalog::no_facts"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 0, "reasonctl::datalog::no_facts");
 }
 
 // Root cause 10: --threads 10000 ran for seconds on two triples.
@@ -810,12 +796,7 @@ fn thousands_of_threads_are_refused_at_once() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::settings::threads"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 2, "reasonctl::settings::threads");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
@@ -1070,12 +1051,7 @@ fn a_rules_file_past_16_mib_is_refused_without_reading_it_all() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::rules::unreadable"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 2, "reasonctl::rules::unreadable");
     assert!(
         stderr(&out).contains("more than 16 MiB"),
         "{}",
@@ -1116,12 +1092,7 @@ fn explain_stops_at_its_timeout_says_it_is_incomplete_and_exits_3() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::explain::incomplete"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 3, "reasonctl::explain::incomplete");
     assert!(String::from_utf8_lossy(&out.stdout).contains("not shown: the deadline passed"));
     assert!(
         started.elapsed() < Duration::from_secs(3),
@@ -1146,12 +1117,7 @@ fn a_full_standard_output_fails_with_exit_2() {
         .stdout(full)
         .output()
         .unwrap();
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::output::stdout"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 2, "reasonctl::output::stdout");
 }
 
 // Without --max-memory, a command that needs more memory than the machine (here its cgroup) allows stops with a
@@ -1206,12 +1172,7 @@ fn a_query_past_the_cgroups_memory_stops_with_a_report_instead_of_the_kernels_ki
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("reasonctl::run::machine_memory"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, 3, "reasonctl::run::machine_memory");
 }
 
 // A C1 control character (U+009B, CSI on some terminals) in the data reached `query`'s table as it was: Turtle
