@@ -516,23 +516,25 @@ fn check_bodies(
         if candidates.is_empty() {
             continue;
         }
-        let mut by_predicate: hashbrown::HashMap<(TermId, TermId), Vec<Quad>> =
-            hashbrown::HashMap::new();
-        let mut by_object: hashbrown::HashMap<[TermId; 3], Vec<Quad>> = hashbrown::HashMap::new();
-        for &q in candidates {
-            by_predicate.entry((q[0], q[2])).or_default().push(q);
-            by_object.entry([q[0], q[2], q[3]]).or_default().push(q);
-        }
+        // The candidates by graph, predicate and object: a head's share is a range of them, found by binary
+        // search (a map of lists would allocate one per distinct object).
+        let mut by_object: Vec<Quad> = candidates.to_vec();
+        by_object.sort_unstable_by_key(|&[g, s, p, o]| [g, p, o, s]);
+        let share = |key: &[TermId]| -> &[Quad] {
+            let lead = |q: &Quad| [q[0], q[2], q[3]];
+            let n = key.len();
+            let start = by_object.partition_point(|q| lead(q)[..n] < *key);
+            let end = start + by_object[start..].partition_point(|q| lead(q)[..n] == *key);
+            &by_object[start..end]
+        };
         for &r in rules {
             let rule = &program.rules[r];
             for head in &rule.heads {
                 use crate::ir::lower::TemplateTerm::Const;
                 let graph = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
                 let these: &[Quad] = match &head.terms {
-                    [_, Const(p), Const(o)] => {
-                        by_object.get(&[graph, *p, *o]).map_or(&[], Vec::as_slice)
-                    }
-                    [_, Const(p), _] => by_predicate.get(&(graph, *p)).map_or(&[], Vec::as_slice),
+                    [_, Const(p), Const(o)] => share(&[graph, *p, *o]),
+                    [_, Const(p), _] => share(&[graph, *p]),
                     _ => candidates,
                 };
                 let mut vars: Vec<VarId> = Vec::new();
