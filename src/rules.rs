@@ -84,13 +84,15 @@ pub enum RuleError {
         form: &'static str,
     },
     /// The body uses a construct rules reject.
-    #[error("rule {rule}: {construct} is not allowed in a rule body: {why}")]
+    #[error("rule {rule}: {construct} is not allowed in a rule {part}: {why}")]
     #[diagnostic(help("{help}"))]
     Rejected {
         /// The rule id.
         rule: String,
         /// The construct.
         construct: &'static str,
+        /// Where it is: "body" or "head".
+        part: &'static str,
         /// Why a rule cannot run it.
         why: &'static str,
         /// The rewrite.

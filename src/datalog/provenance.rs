@@ -96,8 +96,8 @@ pub fn minted<'a>(
         assert!(base.index() + n < u32::MAX as usize, "2^32 terms or more");
         TermId((base.index() + n) as u32)
     };
-    // Facts of one graph name distinct edges and reifiers; facts of several may name one twice (an edge in two
-    // graphs; the default graph and a blank-node graph, whose reifiers hash alike): minted once, looked up.
+    // Facts of one graph name distinct edges and reifiers; facts of several may name an edge twice (one edge in
+    // two graphs; a reifier only by a digest collision): minted once, looked up.
     let several_graphs = credited.iter().any(|(q, _)| q[0] != credited[0].0[0]);
     let mut minted_reifiers: hashbrown::HashMap<[u8; 16], TermId> = hashbrown::HashMap::new();
     let mut hex = Vec::new();
@@ -146,22 +146,13 @@ pub fn minted<'a>(
     (minted, quads)
 }
 
-/// The reifiers' digests, in parallel (hashing is most of the work).
+/// The reifiers' digests, in parallel (hashing is most of the work). The graph is fed as a term: an IRI and
+/// the default graph as an annotated head's constant graph is, a blank-node graph by its node (not as the
+/// default graph, whose reifiers a blank-node graph's would otherwise share).
 fn digests(program: &Program, dict: &Dictionary, credited: &[(Quad, usize)]) -> Vec<[u8; 16]> {
-    // The graphs' IRIs, written once each (many facts, few graphs).
-    let mut graphs: hashbrown::HashMap<TermId, Option<String>> = hashbrown::HashMap::new();
-    for &([g, ..], _) in credited {
-        graphs.entry(g).or_insert_with(|| match dict.term(g) {
-            TermRef::Iri(i) => Some(i.to_string()),
-            _ => None,
-        });
-    }
-    let graph_iri = |g: TermId| graphs.get(&g).and_then(Option::as_deref);
     credited
         .par_iter()
-        .map(|&([g, s, p, o], r)| {
-            reifier::digest_of(&program.rules[r].id, graph_iri(g), dict, [s, p, o])
-        })
+        .map(|&([g, s, p, o], r)| reifier::digest_in(&program.rules[r].id, dict, g, [s, p, o]))
         .collect()
 }
 

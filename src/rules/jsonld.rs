@@ -75,12 +75,14 @@ pub fn compile(
             "groupBy" | "having" => errors.push(RuleError::Rejected {
                 rule: rule.clone(),
                 construct: "GROUP BY at the top of a body",
+                part: "body",
                 why: "a rule's insert cannot read aggregates of its own where",
                 help: "aggregate in a subquery: [\"query\", {\"select\": [\"?x\", \"(as (count ?y) ?n)\"], \"where\": …, \"groupBy\": [\"?x\"]}]",
             }),
             "limit" | "offset" => errors.push(RuleError::Rejected {
                 rule: rule.clone(),
                 construct: "LIMIT / OFFSET",
+                part: "body",
                 why: "which rows it keeps depends on evaluation order, so the derived facts would too",
                 help: "remove it: a rule derives from every match of its body",
             }),

@@ -164,6 +164,19 @@ pub fn digest_of(
     digest(h)
 }
 
+/// The digest naming the reifier `rule` mints for the edge `(s, p, o)` in the graph `graph`, a term (the default
+/// graph, an IRI, or a blank node): for an IRI or the default graph the digest [`digest_of`] gives from its IRI
+/// or `None`, for a blank node one of its own.
+pub fn digest_in(rule: &str, terms: &impl TermSource, graph: TermId, edge: Triple) -> [u8; 16] {
+    let mut h = Sha256::new();
+    put(&mut h, b'R', rule.as_bytes());
+    feed(&mut h, terms, graph);
+    for id in edge {
+        feed(&mut h, terms, id);
+    }
+    digest(h)
+}
+
 /// The reifier `minted` names for the instantiated `edge`, interned into `terms`.
 pub fn mint(terms: &mut Terms<'_>, minted: &Minted, edge: Triple) -> Option<TermId> {
     let iri = iri(&minted.rule, minted.graph.as_deref(), &*terms, edge);
@@ -187,6 +200,16 @@ mod tests {
         assert_ne!(first, iri("r2", None, &d, [a, p, b]));
         assert_ne!(first, iri("r1", Some("http://e/g"), &d, [a, p, b]));
         assert_ne!(first, iri("r1", None, &d, [a, p, c]));
+        // A graph fed as a term: an IRI and the default graph as by name, a blank node apart from both.
+        let (g, blank) = (d.intern_iri("http://e/g"), d.new_blank_node());
+        let named = |graph: Option<&str>| digest_of("r1", graph, &d, [a, p, b]);
+        assert_eq!(digest_in("r1", &d, g, [a, p, b]), named(Some("http://e/g")));
+        assert_eq!(
+            digest_in("r1", &d, TermId::DEFAULT_GRAPH, [a, p, b]),
+            named(None)
+        );
+        let in_blank = digest_in("r1", &d, blank, [a, p, b]);
+        assert!(in_blank != named(None) && in_blank != named(Some("http://e/g")));
         // Lengths are fed: rule "r1x" in the default graph is not rule "r1" in graph "x".
         assert_ne!(
             iri("r1x", None, &d, [a, p, b]),

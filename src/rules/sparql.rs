@@ -159,6 +159,7 @@ fn parse_text(id: &str, text: &str) -> Result<Parsed, RuleError> {
         return Err(RuleError::Rejected {
             rule: id.to_owned(),
             construct: "GROUP BY at the top of a body",
+            part: "body",
             why: "a CONSTRUCT template cannot read aggregates of its own WHERE",
             help: "aggregate in a subquery: { SELECT ?x (COUNT(?y) AS ?n) WHERE { … } GROUP BY ?x }",
         });
@@ -261,6 +262,7 @@ pub fn compile(
         errors.push(RuleError::Rejected {
             rule: id.to_owned(),
             construct: "FROM / FROM NAMED",
+            part: "body",
             why: "a rule reads the loaded data's own graphs (its default graph, and a named graph through GRAPH)",
             help: "drop FROM; wrap the patterns that read a named graph in GRAPH <http://example.org/g> { … }",
         });
@@ -273,6 +275,7 @@ pub fn compile(
         errors.push(RuleError::Rejected {
             rule: id.to_owned(),
             construct: "a variable graph name in a head",
+            part: "head",
             why: "the graph a fact goes to must be known before the run, to resolve it against the data",
             help: "name the graph: GRAPH <http://example.org/g> { … }",
         });
@@ -605,6 +608,7 @@ mod tests {
                 errors[0],
                 RuleError::Rejected {
                     construct: "FROM / FROM NAMED",
+                    part: "body",
                     ..
                 }
             ),

@@ -39,6 +39,7 @@ fn reject(rule: &str, construct: &'static str, why: &'static str, help: &'static
     RuleError::Rejected {
         rule: rule.to_owned(),
         construct,
+        part: "body",
         why,
         help,
     }
