@@ -1404,10 +1404,17 @@ fn materialize_state(
         rdf::sort_quads(&store.dict, &mut removed);
         rdf::sort_quads(&store.dict, &mut added);
         if path.as_os_str() == "-" {
-            let out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            rdf::write_patch(&store.dict, &removed, &added, out)
-                .and_then(|mut out| out.flush())
-                .map_err(output::OutputError::Stdout)?;
+            let stdout = std::io::stdout();
+            // On a terminal, C1 controls in the data are shown escaped, not obeyed (as the facts are).
+            let shown = stdout.is_terminal();
+            let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            if shown {
+                rdf::write_patch(&store.dict, &removed, &added, output::C1Escaped::new(out))
+                    .and_then(|mut out| out.flush())
+            } else {
+                rdf::write_patch(&store.dict, &removed, &added, out).and_then(|mut out| out.flush())
+            }
+            .map_err(output::OutputError::Stdout)?;
         } else {
             // Compressed as its extension says (`patch.rdfp.gz`), as `-o` is.
             files::write_atomically(path, |w| {

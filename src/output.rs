@@ -74,6 +74,72 @@ impl OutputError {
     }
 }
 
+/// A writer of RDF text (N-Quads, N-Triples, Turtle, TriG, an RDF Patch) shown on a terminal: each C1 control
+/// character (U+0080–U+009F, in UTF-8 the bytes `C2 80`–`C2 9F`), which those syntaxes leave as it is and some
+/// terminals obey (U+009B is CSI), is written as the `\u00XX` escape they read back as the same character; C0
+/// controls are escaped by the syntax already. Only a literal or an IRI can hold one, and both take the escape.
+pub struct C1Escaped<W: Write> {
+    inner: W,
+    /// A `C2` byte that ended the last write, held until the next byte says what it starts.
+    held: bool,
+}
+
+impl<W: Write> C1Escaped<W> {
+    /// Wraps a writer.
+    pub fn new(inner: W) -> Self {
+        Self { inner, held: false }
+    }
+
+    fn escape(&mut self, c1: u8) -> io::Result<()> {
+        write!(self.inner, "\\u00{c1:02X}")
+    }
+}
+
+impl<W: Write> Write for C1Escaped<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let c1 = |b: u8| (0x80..=0x9F).contains(&b);
+        let (mut start, mut i) = (0, 0);
+        if std::mem::take(&mut self.held) {
+            match buf.first() {
+                Some(&b) if c1(b) => {
+                    self.escape(b)?;
+                    (start, i) = (1, 1);
+                }
+                _ => self.inner.write_all(&[0xC2])?,
+            }
+        }
+        while i < buf.len() {
+            if buf[i] == 0xC2 {
+                match buf.get(i + 1) {
+                    Some(&b) if c1(b) => {
+                        self.inner.write_all(&buf[start..i])?;
+                        self.escape(b)?;
+                        i += 2;
+                        start = i;
+                        continue;
+                    }
+                    None => {
+                        self.inner.write_all(&buf[start..i])?;
+                        self.held = true;
+                        return Ok(buf.len());
+                    }
+                    Some(_) => {}
+                }
+            }
+            i += 1;
+        }
+        self.inner.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.held) {
+            self.inner.write_all(&[0xC2])?;
+        }
+        self.inner.flush()
+    }
+}
+
 /// A writer that remembers whether what it wrote ends with a line break, and ends it with one when not.
 pub struct LineEnded<W: Write> {
     inner: W,
@@ -126,10 +192,17 @@ pub fn write_dataset(
     match target {
         OutputTarget::Stdout => {
             check_graphs(quads, format)?;
-            let stdout = io::stdout().lock();
-            let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
-            write(quads, &mut out).map_err(OutputError::Stdout)?;
-            out.flush().map_err(OutputError::Stdout)
+            let stdout = io::stdout();
+            // On a terminal (and not compressed), C1 controls in the data are shown escaped, not obeyed.
+            let shown = codec.is_none() && io::IsTerminal::is_terminal(&stdout);
+            let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            if shown {
+                let mut escaped = C1Escaped::new(out);
+                write(quads, &mut escaped).and_then(|()| escaped.flush())
+            } else {
+                write(quads, &mut out).and_then(|()| out.flush())
+            }
+            .map_err(OutputError::Stdout)
         }
         OutputTarget::File(path) => {
             check_graphs(quads, format)?;
@@ -248,5 +321,28 @@ fn check_graphs(quads: &[Quad], format: RdfOutputFormat) -> Result<(), OutputErr
             format: format.name(),
             graphs: named.len(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c1_controls_are_escaped_even_when_a_write_ends_inside_one_and_other_text_is_kept() {
+        // "a", U+009B, "é" (C3 A9), U+0085, "Â" (C3 82: a C2-free lead), U+00A0 (C2 A0: not a control), "z".
+        let text = "a\u{9b}é\u{85}Â\u{a0}z".as_bytes();
+        let expected = "a\\u009Bé\\u0085Â\u{a0}z";
+        for cut in 0..=text.len() {
+            let mut out = C1Escaped::new(Vec::new());
+            out.write_all(&text[..cut]).unwrap();
+            out.write_all(&text[cut..]).unwrap();
+            out.flush().unwrap();
+            assert_eq!(
+                String::from_utf8(out.inner).unwrap(),
+                expected,
+                "cut at {cut}"
+            );
+        }
     }
 }

@@ -1202,3 +1202,70 @@ fn query_tables_write_c1_control_characters_as_turtle_escapes() {
     assert!(table.contains("\"x\\u009B31my\""), "{table}");
     assert!(!table.contains('\u{9b}'), "{table}");
 }
+
+// The same character reached a terminal from `materialize` (facts on stdout, and `--diff -`) as it was: N-Quads and
+// TriG leave C1 controls unescaped. On a terminal they are written as `\u009B`; a pipe still gets the character.
+#[test]
+fn facts_and_patches_on_a_terminal_write_c1_controls_as_escapes_and_pipes_keep_them() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "c1.ttl",
+        "@prefix ex: <http://example.org/> .\nex:a ex:p \"x\u{9b}31my\" .\n",
+    );
+    write(
+        dir.path(),
+        "more.ttl",
+        "@prefix ex: <http://example.org/> .\nex:b ex:p \"z\u{85}w\" .\n",
+    );
+    write(
+        dir.path(),
+        "q.rq",
+        "PREFIX ex: <http://example.org/>\nCONSTRUCT { ?s ex:q ?o } WHERE { ?s ex:p ?o }\n",
+    );
+    let piped = reasonctl()
+        .args([
+            "materialize",
+            "-q",
+            "c1.ttl",
+            "--rules",
+            "q.rq",
+            "--format",
+            "nquads",
+        ])
+        .args(["--state", "st"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&piped), 0, "{}", stderr(&piped));
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    assert!(piped.contains("\"x\u{9b}31my\""), "{piped}");
+    // On a terminal (util-linux `script` gives one).
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    let on_tty = |args: &str| {
+        std::process::Command::new("script")
+            .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+            .current_dir(dir.path())
+            .output()
+    };
+    let facts = on_tty("materialize -q c1.ttl --rules q.rq --format nquads");
+    let patch = on_tty("materialize -q --state st --add more.ttl --diff -");
+    match (facts, patch) {
+        (Ok(facts), Ok(patch)) => {
+            let facts = String::from_utf8(facts.stdout).unwrap();
+            assert!(facts.contains("\"x\\u009B31my\""), "{facts}");
+            assert!(!facts.contains('\u{9b}'), "{facts}");
+            let patch = String::from_utf8(patch.stdout).unwrap();
+            assert!(
+                patch.contains("A <http://example.org/b> <http://example.org/q> \"z\\u0085w\" ."),
+                "{patch}"
+            );
+            assert!(!patch.contains('\u{85}'), "{patch}");
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!(
+                "no `script` to give a terminal ({e}): the escapes on a terminal are not checked here"
+            )
+        }
+    }
+}
