@@ -384,7 +384,7 @@ pub enum Stopped {
     },
     /// An allocation would have passed the memory the machine allows (no `--max-memory` given).
     #[error(
-        "the heap reached the memory this machine allows ({mib} MiB: RAM and swap, or the memory cgroup's limit, less a margin for what is not heap) {doing}; the command was stopped{written}"
+        "the heap reached the memory this machine allows ({mib} MiB: RAM and swap, or the memory cgroup's limit, less a margin for what is not heap, and at most half of what an address-space limit (ulimit -v) leaves) {doing}; the command was stopped{written}"
     )]
     #[diagnostic(
         code(reasonctl::run::machine_memory),

@@ -235,7 +235,7 @@ pub struct ReasoningArgs {
 
     /// Bound the process's heap to MIB mebibytes in every phase: reasoning stops in time to write what it
     /// derived (capped, exit 3); loading, planning or writing past it is stopped (exit 3, nothing written).
-    /// Without it, the bound is what the machine allows (RAM and swap, or the memory cgroup's limit).
+    /// Without it, the bound is what the machine allows (RAM and swap, or the memory cgroup's limit; under `ulimit -v`, at most half of the address space left).
     #[arg(long, value_name = "MIB")]
     pub max_memory: Option<usize>,
 

@@ -124,7 +124,8 @@ pub fn heap_limit() -> Option<usize> {
 /// The heap the machine lets the process have, in bytes, for a heap limit when none is given: RAM and swap
 /// (`/proc/meminfo`), or the process's memory cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`, the
 /// least of its and its ancestors') where that is below the RAM (then without swap), less a margin for what is not heap (the binary, stacks, the
-/// allocator's own pages: a sixteenth, at least 64 MiB). Past it the kernel would kill the process (or an
+/// allocator's own pages: a sixteenth, at least 64 MiB), and under an address-space limit at most half of what
+/// it leaves ([`address_space_room`]). Past it the kernel would kill the process (or an
 /// allocation fail and abort it); stopped there instead, the command ends with a report, as at `--max-memory`.
 /// `None` where the machine does not say.
 pub fn machine_memory() -> Option<usize> {
@@ -132,7 +133,50 @@ pub fn machine_memory() -> Option<usize> {
     let meminfo = read(std::path::Path::new("/proc/meminfo"))?;
     let cgroups = read(std::path::Path::new("/proc/self/cgroup")).unwrap_or_default();
     let bound = cgroup_bound(&cgroups, |p| read(p));
-    heap_bound(&meminfo, bound)
+    let machine = heap_bound(&meminfo, bound);
+    match (machine, address_space_room()) {
+        (Some(m), Some(a)) => Some(m.min(a)),
+        (m, a) => m.or(a),
+    }
+}
+
+/// Half the address space an address-space limit (`ulimit -v`, `RLIMIT_AS`) leaves past what the process maps
+/// already (`VmSize`: the binary, and the stacks of the threads started so far): the heap can take no more than
+/// about half of the virtual memory it costs (the allocator reserves ahead, a growing vector is copied into one
+/// twice its size, a thread started later maps its whole stack). Past the limit an allocation fails, which
+/// aborts the process; stopped at the bound, the command ends with a report. `None` without a limit.
+#[cfg(unix)]
+fn address_space_room() -> Option<usize> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given, and nothing else.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } != 0
+        || limit.rlim_cur == libc::RLIM_INFINITY
+    {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let mapped = vm_size(&status).unwrap_or(0);
+    usize::try_from(limit.rlim_cur.saturating_sub(mapped) / 2).ok()
+}
+
+#[cfg(not(unix))]
+fn address_space_room() -> Option<usize> {
+    None
+}
+
+/// The virtual memory the process maps, in bytes, from the text of `/proc/self/status` (`VmSize:  123 kB`).
+fn vm_size(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line["VmSize:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kib.checked_mul(1024)
 }
 
 /// The least memory bound of the cgroups `/proc/self/cgroup` lists (v2, and v1's memory controller), reading
@@ -386,6 +430,13 @@ mod tests {
 
     const MEMINFO: &str =
         "MemTotal:       16777216 kB\nMemFree:        1000 kB\nSwapTotal:    1048576 kB\n";
+
+    #[test]
+    fn the_mapped_size_is_read_from_the_vmsize_line_in_bytes() {
+        let status = "Name:\treasonctl\nVmPeak:\t  900 kB\nVmSize:\t  812344 kB\nVmRSS:\t 1 kB\n";
+        assert_eq!(vm_size(status), Some(812_344 * 1024));
+        assert_eq!(vm_size("Name:\treasonctl\n"), None);
+    }
 
     #[test]
     fn the_heap_bound_is_ram_and_swap_or_the_cgroups_least_less_a_margin() {

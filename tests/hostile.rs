@@ -1269,3 +1269,45 @@ fn facts_and_patches_on_a_terminal_write_c1_controls_as_escapes_and_pipes_keep_t
         }
     }
 }
+
+// Under an address-space limit (`ulimit -v`) an RDF/XML entity bomb's 928 MB allocation failed and aborted the
+// process (signal 6, a backtrace); the default heap bound now takes half of what the limit leaves, and the run
+// stops at it with the machine-memory report, exit 3.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_address_space_limit_bounds_the_heap_and_a_run_past_it_stops_with_a_report() {
+    let dir = folder();
+    let mut entities = vec![format!("<!ENTITY a0 \"{}\">", "d".repeat(58))];
+    for i in 1..=9 {
+        entities.push(format!(
+            "<!ENTITY a{i} \"{}\">",
+            format!("&a{};", i - 1).repeat(10)
+        ));
+    }
+    write(
+        dir.path(),
+        "bomb.rdf",
+        &format!(
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n{}\n]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://example.org/a\"><ex:p>&a9;</ex:p></rdf:Description></rdf:RDF>\n",
+            entities.join("\n")
+        ),
+    );
+    write(
+        dir.path(),
+        "q.rq",
+        "CONSTRUCT { ?s <http://example.org/q> ?o } WHERE { ?s <http://example.org/p> ?o }\n",
+    );
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    // 2.5 GB of address space: the binary, three 256 MiB stacks and the parser's leave about a gigabyte, half of
+    // it the heap's; the bomb expands to a gigabyte.
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!("ulimit -v 2500000 && exec {bin} materialize -q --threads 2 bomb.rdf --rules q.rq -o out.nq"),
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    fails_with(&out, 3, "reasonctl::run::machine_memory");
+    assert!(!dir.path().join("out.nq").exists());
+}

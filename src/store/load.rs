@@ -172,6 +172,20 @@ pub enum LoadError {
         /// The operating system's reason.
         source: io::Error,
     },
+    /// The parser thread of a data file could not be started (the process's address space or thread limit).
+    #[error("cannot start the thread that parses {path}: {source}")]
+    #[diagnostic(
+        code(reasonctl::load::thread),
+        help(
+            "each parser thread reserves a 256 MiB stack: raise the address-space limit (`ulimit -v`) or the process limit (`ulimit -u`), or run with fewer --threads"
+        )
+    )]
+    Thread {
+        /// The path as given.
+        path: PathBuf,
+        /// The operating system's reason.
+        source: io::Error,
+    },
     /// A data file's extension names no known RDF syntax.
     #[error("cannot tell the RDF syntax of {path} from its extension")]
     #[diagnostic(
@@ -617,7 +631,7 @@ impl Loader {
                     parse_batches(parser, reader, name, format, progress, tx)
                 });
             if let Err(e) = spawned {
-                return Err(LoadError::Unreadable {
+                return Err(LoadError::Thread {
                     path: name.into(),
                     source: e,
                 });
@@ -1211,6 +1225,26 @@ mod tests {
         miette::Diagnostic::code(e)
             .map(|c| c.to_string())
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_parser_thread_that_cannot_start_names_the_file_and_the_limits_to_raise() {
+        // What a failed spawn of the parser thread reports (the spawn itself needs a process near its
+        // address-space limit; `tests/hostile.rs` runs one under `ulimit -v` for the heap bound).
+        let e = LoadError::Thread {
+            path: "dump.nt".into(),
+            source: io::Error::from(io::ErrorKind::WouldBlock),
+        };
+        assert_eq!(code(&e), "reasonctl::load::thread");
+        assert!(
+            e.to_string()
+                .starts_with("cannot start the thread that parses dump.nt: ")
+        );
+        let help = miette::Diagnostic::help(&e).unwrap().to_string();
+        assert!(
+            help.contains("ulimit -v") && help.contains("--threads"),
+            "{help}"
+        );
     }
 
     #[test]
