@@ -630,60 +630,71 @@ impl Loader {
                 .spawn_scoped(scope, move || {
                     parse_batches(parser, reader, name, format, progress, tx)
                 });
-            if let Err(e) = spawned {
-                return Err(LoadError::Thread {
-                    path: name.into(),
-                    source: e,
-                });
-            }
-            let mut blank = super::dictionary::blank_scope();
-            let mut last_graph: Option<(oxrdf::GraphName, usize)> = None;
-            for message in rx {
-                let batch = match message {
-                    Parsed::Quads(batch) => batch,
-                    Parsed::Failed(e) => return Err(e),
-                    Parsed::Prefixes(prefixes) => {
-                        add_prefixes(&mut self.prefixes, prefixes);
-                        continue;
-                    }
-                };
-                let limit = self.term_limit.unwrap_or(TERM_LIMIT);
-                if self.dict.len() > limit {
-                    return Err(LoadError::TooManyTerms {
-                        file: name.to_owned(),
-                        limit: limit as u64,
+            let parser = match spawned {
+                Ok(handle) => handle,
+                Err(e) => {
+                    return Err(LoadError::Thread {
+                        path: name.into(),
+                        source: e,
                     });
                 }
-                for quad in batch {
-                    let slot = match &last_graph {
-                        Some((g, slot)) if *g == quad.graph_name => *slot,
-                        _ => {
-                            let id = match quad.graph_name.as_ref() {
-                                oxrdf::GraphNameRef::DefaultGraph => {
-                                    self.target.unwrap_or(TermId::DEFAULT_GRAPH)
-                                }
-                                oxrdf::GraphNameRef::NamedNode(n) => {
-                                    self.dict.intern_iri(n.as_str())
-                                }
-                                oxrdf::GraphNameRef::BlankNode(b) => {
-                                    blank(&mut self.dict, b.as_str())
-                                }
-                            };
-                            let slot = self.graph_slot(id);
-                            last_graph = Some((quad.graph_name.clone(), slot));
-                            slot
-                        }
-                    };
-                    let s = self
-                        .dict
-                        .intern_term(quad.subject.as_ref().into(), &mut blank);
-                    let p = self.dict.intern_iri(quad.predicate.as_str());
-                    let o = self.dict.intern_term(quad.object.as_ref(), &mut blank);
-                    self.graphs[slot].1.push([s, p, o]);
-                }
+            };
+            // The parser thread is joined, not detached: a dropped handle detaches it, and a detach racing the
+            // thread's own exit crashed inside pthread_detach (SIGSEGV) about once in 150 runs of the W3C RDF
+            // suite. `rx` goes first, so that a parser blocked on a full channel sees it closed and ends.
+            let merged = self.merge_parsed(rx, name);
+            if let Err(panic) = parser.join() {
+                std::panic::resume_unwind(panic);
             }
-            Ok(())
+            merged
         })
+    }
+
+    /// Interns the batches the parser thread of `name` sends, until it is done or one fails.
+    fn merge_parsed(&mut self, rx: mpsc::Receiver<Parsed>, name: &str) -> Result<(), LoadError> {
+        let mut blank = super::dictionary::blank_scope();
+        let mut last_graph: Option<(oxrdf::GraphName, usize)> = None;
+        for message in rx {
+            let batch = match message {
+                Parsed::Quads(batch) => batch,
+                Parsed::Failed(e) => return Err(e),
+                Parsed::Prefixes(prefixes) => {
+                    add_prefixes(&mut self.prefixes, prefixes);
+                    continue;
+                }
+            };
+            let limit = self.term_limit.unwrap_or(TERM_LIMIT);
+            if self.dict.len() > limit {
+                return Err(LoadError::TooManyTerms {
+                    file: name.to_owned(),
+                    limit: limit as u64,
+                });
+            }
+            for quad in batch {
+                let slot = match &last_graph {
+                    Some((g, slot)) if *g == quad.graph_name => *slot,
+                    _ => {
+                        let id = match quad.graph_name.as_ref() {
+                            oxrdf::GraphNameRef::DefaultGraph => {
+                                self.target.unwrap_or(TermId::DEFAULT_GRAPH)
+                            }
+                            oxrdf::GraphNameRef::NamedNode(n) => self.dict.intern_iri(n.as_str()),
+                            oxrdf::GraphNameRef::BlankNode(b) => blank(&mut self.dict, b.as_str()),
+                        };
+                        let slot = self.graph_slot(id);
+                        last_graph = Some((quad.graph_name.clone(), slot));
+                        slot
+                    }
+                };
+                let s = self
+                    .dict
+                    .intern_term(quad.subject.as_ref().into(), &mut blank);
+                let p = self.dict.intern_iri(quad.predicate.as_str());
+                let o = self.dict.intern_term(quad.object.as_ref(), &mut blank);
+                self.graphs[slot].1.push([s, p, o]);
+            }
+        }
+        Ok(())
     }
 
     fn graph_slot(&mut self, graph: TermId) -> usize {

@@ -91,8 +91,8 @@ impl Loader {
         let (parsed_out, parsed) = mpsc::channel::<io::Result<(usize, Option<Statements>)>>();
         let stop = &stop;
         let merged = std::thread::scope(|scope| -> Result<bool, LoadError> {
-            scope.spawn(move || blocks(reader, size, stop, &to_parse));
-            scope.spawn(move || {
+            let reading = scope.spawn(move || blocks(reader, size, stop, &to_parse));
+            let parsing = scope.spawn(move || {
                 blocks_in.into_iter().par_bridge().for_each(|block| {
                     let parsed =
                         block.map(|(k, text)| (k, statements_of(flags, with_graphs, &text)));
@@ -122,6 +122,13 @@ impl Loader {
             drop(parsed);
             if outcome.as_ref().is_ok_and(|&done| done) {
                 self.merge_finish(merge);
+            }
+            // Joined, not detached by dropping their handles (see `Loader::load_reader`): the reader stops at
+            // the flag, the parsers when its channel closes.
+            for thread in [reading, parsing] {
+                if let Err(panic) = thread.join() {
+                    std::panic::resume_unwind(panic);
+                }
             }
             outcome
         });
