@@ -62,6 +62,25 @@ fn fails_with(out: &Output, exit: i32, diagnostic: &str) {
     assert!(stderr(out).contains(diagnostic), "{}", stderr(out));
 }
 
+/// Writes `bomb.rdf`: an RDF/XML literal of entities nested `levels` deep, ten references each (58 bytes × 10^levels).
+fn entity_bomb(dir: &Path, levels: u32) {
+    let mut entities = vec![format!("<!ENTITY a0 \"{}\">", "d".repeat(58))];
+    for i in 1..=levels {
+        entities.push(format!(
+            "<!ENTITY a{i} \"{}\">",
+            format!("&a{};", i - 1).repeat(10)
+        ));
+    }
+    write(
+        dir,
+        "bomb.rdf",
+        &format!(
+            "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n{}\n]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://example.org/a\"><ex:p>&a{levels};</ex:p></rdf:Description></rdf:RDF>\n",
+            entities.join("\n")
+        ),
+    );
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -673,21 +692,7 @@ fn output_through_a_symlink_replaces_its_target_and_keeps_the_link() {
 #[test]
 fn an_entity_bomb_stops_at_max_memory_while_loading() {
     let dir = folder();
-    let mut entities = vec![format!("<!ENTITY a0 \"{}\">", "d".repeat(58))];
-    for i in 1..8 {
-        entities.push(format!(
-            "<!ENTITY a{i} \"{}\">",
-            format!("&a{};", i - 1).repeat(10)
-        ));
-    }
-    write(
-        dir.path(),
-        "bomb.rdf",
-        &format!(
-            "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n{}\n]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://example.org/a\"><ex:p>&a7;</ex:p></rdf:Description></rdf:RDF>\n",
-            entities.join("\n")
-        ),
-    );
+    entity_bomb(dir.path(), 7);
     copy_rule(dir.path());
     let out = reasonctl()
         .args([
@@ -1277,33 +1282,15 @@ fn facts_and_patches_on_a_terminal_write_c1_controls_as_escapes_and_pipes_keep_t
 #[test]
 fn an_address_space_limit_bounds_the_heap_and_a_run_past_it_stops_with_a_report() {
     let dir = folder();
-    let mut entities = vec![format!("<!ENTITY a0 \"{}\">", "d".repeat(58))];
-    for i in 1..=9 {
-        entities.push(format!(
-            "<!ENTITY a{i} \"{}\">",
-            format!("&a{};", i - 1).repeat(10)
-        ));
-    }
-    write(
-        dir.path(),
-        "bomb.rdf",
-        &format!(
-            "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n{}\n]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://example.org/a\"><ex:p>&a9;</ex:p></rdf:Description></rdf:RDF>\n",
-            entities.join("\n")
-        ),
-    );
-    write(
-        dir.path(),
-        "q.rq",
-        "CONSTRUCT { ?s <http://example.org/q> ?o } WHERE { ?s <http://example.org/p> ?o }\n",
-    );
+    entity_bomb(dir.path(), 9);
+    copy_rule(dir.path());
     let bin = env!("CARGO_BIN_EXE_reasonctl");
     // 2.5 GB of address space: the binary, three 256 MiB stacks and the parser's leave about a gigabyte, half of
     // it the heap's; the bomb expands to a gigabyte.
     let out = std::process::Command::new("sh")
         .args([
             "-c",
-            &format!("ulimit -v 2500000 && exec {bin} materialize -q --threads 2 bomb.rdf --rules q.rq -o out.nq"),
+            &format!("ulimit -v 2500000 && exec {bin} materialize -q --threads 2 bomb.rdf --rules r.rq -o out.nq"),
         ])
         .current_dir(dir.path())
         .output()
