@@ -125,7 +125,7 @@ pub fn heap_limit() -> Option<usize> {
 /// (`/proc/meminfo`), or the process's memory cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`, the
 /// least of its and its ancestors') where that is below the RAM (then without swap), less a margin for what is not heap (the binary, stacks, the
 /// allocator's own pages: a sixteenth, at least 64 MiB), and under an address-space limit at most half of what
-/// it leaves ([`address_space_room`]). Past it the kernel would kill the process (or an
+/// it leaves (see `address_space_room`). Past it the kernel would kill the process (or an
 /// allocation fail and abort it); stopped there instead, the command ends with a report, as at `--max-memory`.
 /// `None` where the machine does not say.
 pub fn machine_memory() -> Option<usize> {
