@@ -1134,9 +1134,29 @@ fn run_query(
         None => {
             let stdout = std::io::stdout();
             let mut lock = std::io::BufWriter::new(stdout.lock());
-            write(&mut lock)
-                .and_then(|()| lock.flush())
-                .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
+            // On a terminal, C1 controls of the data are shown escaped in the answer's own syntax, not obeyed
+            // (the table escapes its cells itself, the plan is text for people; CSV has no escape and writes
+            // them as they are).
+            let shown = match (&outcome.answer, format) {
+                _ if !settings.terminal => None,
+                _ if settings.explain_plan => Some(false),
+                (Answer::Triples(_), _) => Some(false),
+                (_, Some(AnswerFormat::Csv)) => None,
+                (_, Some(AnswerFormat::Xml)) => Some(true),
+                _ => Some(false),
+            };
+            match shown {
+                Some(xml) => {
+                    let mut escaped = if xml {
+                        output::C1Escaped::xml(&mut lock)
+                    } else {
+                        output::C1Escaped::new(&mut lock)
+                    };
+                    write(&mut escaped).and_then(|()| escaped.flush())
+                }
+                None => write(&mut lock).and_then(|()| lock.flush()),
+            }
+            .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
         }
     }
     keep_state(

@@ -78,20 +78,41 @@ impl OutputError {
 /// character (U+0080–U+009F, in UTF-8 the bytes `C2 80`–`C2 9F`), which those syntaxes leave as it is and some
 /// terminals obey (U+009B is CSI), is written as the `\u00XX` escape they read back as the same character; C0
 /// controls are escaped by the syntax already. Only a literal or an IRI can hold one, and both take the escape.
+/// SPARQL JSON and TSV results take the same escape; XML results a character reference ([`C1Escaped::xml`]).
 pub struct C1Escaped<W: Write> {
     inner: W,
     /// A `C2` byte that ended the last write, held until the next byte says what it starts.
     held: bool,
+    /// Written as an XML character reference (`&#x9B;`) instead.
+    xml: bool,
 }
 
 impl<W: Write> C1Escaped<W> {
-    /// Wraps a writer.
+    /// Wraps a writer of RDF text, SPARQL JSON or TSV results (`\u009B`).
     pub fn new(inner: W) -> Self {
-        Self { inner, held: false }
+        Self {
+            inner,
+            held: false,
+            xml: false,
+        }
+    }
+
+    /// Wraps a writer of XML (SPARQL XML results): a C1 control is a character reference (`&#x9B;`), which XML
+    /// 1.0 reads back as the same character.
+    pub fn xml(inner: W) -> Self {
+        Self {
+            inner,
+            held: false,
+            xml: true,
+        }
     }
 
     fn escape(&mut self, c1: u8) -> io::Result<()> {
-        write!(self.inner, "\\u00{c1:02X}")
+        if self.xml {
+            write!(self.inner, "&#x{c1:02X};")
+        } else {
+            write!(self.inner, "\\u00{c1:02X}")
+        }
     }
 }
 
@@ -344,5 +365,11 @@ mod tests {
                 "cut at {cut}"
             );
         }
+        let mut xml = C1Escaped::xml(Vec::new());
+        xml.write_all(text).unwrap();
+        assert_eq!(
+            String::from_utf8(xml.inner).unwrap(),
+            "a&#x9B;é&#x85;Â\u{a0}z"
+        );
     }
 }

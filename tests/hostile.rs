@@ -1298,3 +1298,49 @@ fn an_address_space_limit_bounds_the_heap_and_a_run_past_it_stops_with_a_report(
     fails_with(&out, 3, "reasonctl::run::machine_memory");
     assert!(!dir.path().join("out.nq").exists());
 }
+
+// `query` answers on a terminal wrote the character as it was in JSON, XML and TSV results and in N-Triples: each
+// now escapes it in its own syntax (`\u009B`, XML `&#x9B;`), which reads back as the same character.
+#[test]
+fn query_answers_on_a_terminal_escape_c1_controls_in_their_own_syntax() {
+    let dir = folder();
+    write(
+        dir.path(),
+        "c1.ttl",
+        "@prefix ex: <http://example.org/> .\nex:a ex:p \"x\u{9b}31my\" .\n",
+    );
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    let on_tty = |query: &str, format: &str| {
+        std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("{bin} query -q c1.ttl --query '{query}' --format {format}"),
+                "/dev/null",
+            ])
+            .current_dir(dir.path())
+            .output()
+    };
+    let select = "SELECT ?o WHERE { ?s ?p ?o }";
+    let construct = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }";
+    let cases = [
+        (select, "json", "\"x\\u009B31my\""),
+        (select, "xml", "x&#x9B;31my"),
+        (select, "tsv", "\"x\\u009B31my\""),
+        (construct, "nt", "\"x\\u009B31my\" ."),
+    ];
+    for (query, format, shown) in cases {
+        match on_tty(query, format) {
+            Ok(out) => {
+                let text = String::from_utf8(out.stdout).unwrap();
+                assert!(text.contains(shown), "{format}: {text}");
+                assert!(!text.contains('\u{9b}'), "{format}: {text}");
+            }
+            Err(e) => {
+                eprintln!(
+                    "no `script` to give a terminal ({e}): the escapes on a terminal are not checked here"
+                );
+                return;
+            }
+        }
+    }
+}
