@@ -169,14 +169,18 @@ fn address_space_room() -> Option<usize> {
 
 /// The virtual memory the process maps, in bytes, from the text of `/proc/self/status` (`VmSize:  123 kB`).
 fn vm_size(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
-    let kib: u64 = line["VmSize:".len()..]
+    kib_field(status, "VmSize:")?.checked_mul(1024)
+}
+
+/// The value of a `Key:  123 kB` line of a `/proc` file (`/proc/meminfo`, `/proc/self/status`), in KiB.
+fn kib_field(text: &str, key: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    line[key.len()..]
         .trim()
         .trim_end_matches("kB")
         .trim()
         .parse()
-        .ok()?;
-    kib.checked_mul(1024)
+        .ok()
 }
 
 /// The least memory bound of the cgroups `/proc/self/cgroup` lists (v2, and v1's memory controller), reading
@@ -212,17 +216,10 @@ fn cgroup_bound(cgroups: &str, read: impl Fn(&std::path::Path) -> Option<String>
 
 /// [`machine_memory`] from the text of `/proc/meminfo` and the cgroups' bound.
 fn heap_bound(meminfo: &str, cgroup: Option<u64>) -> Option<usize> {
-    let kib = |key: &str| -> Option<u64> {
-        let line = meminfo.lines().find(|l| l.starts_with(key))?;
-        line[key.len()..]
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()
-    };
-    let ram = kib("MemTotal:")?.checked_mul(1024)?;
-    let swap = kib("SwapTotal:").unwrap_or(0).saturating_mul(1024);
+    let ram = kib_field(meminfo, "MemTotal:")?.checked_mul(1024)?;
+    let swap = kib_field(meminfo, "SwapTotal:")
+        .unwrap_or(0)
+        .saturating_mul(1024);
     // A cgroup bound below the RAM is the process's whole allowance: the host's swap is not the group's (its own
     // swap limit is often none at all), so none is counted.
     let total = match cgroup {
