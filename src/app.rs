@@ -22,7 +22,7 @@ use crate::output::deps::{DepsFormat, Prefixes};
 use crate::output::explain::ExplainFormat;
 use crate::output::progress::Progress;
 use crate::output::results::{self, AnswerFormat};
-use crate::output::{self, OutputTarget, RdfOutputFormat, files, rdf};
+use crate::output::{self, C1, C1Escaped, OutputTarget, RdfOutputFormat, files, rdf};
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::{self, RuleError, RuleSources};
 use crate::store::load::{self, DataSource, LoadOptions};
@@ -1137,26 +1137,17 @@ fn run_query(
             // On a terminal, C1 controls of the data are shown escaped in the answer's own syntax, not obeyed
             // (the table escapes its cells itself, the plan is text for people; CSV has no escape and writes
             // them as they are).
-            let shown = match (&outcome.answer, format) {
-                _ if !settings.terminal => None,
-                _ if settings.explain_plan => Some(false),
-                (Answer::Triples(_), _) => Some(false),
-                (_, Some(AnswerFormat::Csv)) => None,
-                (_, Some(AnswerFormat::Xml)) => Some(true),
-                _ => Some(false),
+            let escaped = match (&outcome.answer, format) {
+                _ if settings.explain_plan => C1::Unicode,
+                (Answer::Triples(_), _) => C1::Unicode,
+                (_, Some(AnswerFormat::Csv)) => C1::AsIs,
+                (_, Some(AnswerFormat::Xml)) => C1::XmlReference,
+                _ => C1::Unicode,
             };
-            match shown {
-                Some(xml) => {
-                    let mut escaped = if xml {
-                        output::C1Escaped::xml(&mut lock)
-                    } else {
-                        output::C1Escaped::new(&mut lock)
-                    };
-                    write(&mut escaped).and_then(|()| escaped.flush())
-                }
-                None => write(&mut lock).and_then(|()| lock.flush()),
-            }
-            .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
+            let mut out = C1Escaped::new(&mut lock, C1::on_terminal(settings.terminal, escaped));
+            write(&mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| Failure::from(output::OutputError::Stdout(e)))?;
         }
     }
     keep_state(
@@ -1426,15 +1417,11 @@ fn materialize_state(
         if path.as_os_str() == "-" {
             let stdout = std::io::stdout();
             // On a terminal, C1 controls in the data are shown escaped, not obeyed (as the facts are).
-            let shown = stdout.is_terminal();
+            let style = C1::on_terminal(stdout.is_terminal(), C1::Unicode);
             let out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-            if shown {
-                rdf::write_patch(&store.dict, &removed, &added, output::C1Escaped::new(out))
-                    .and_then(|mut out| out.flush())
-            } else {
-                rdf::write_patch(&store.dict, &removed, &added, out).and_then(|mut out| out.flush())
-            }
-            .map_err(output::OutputError::Stdout)?;
+            rdf::write_patch(&store.dict, &removed, &added, C1Escaped::new(out, style))
+                .and_then(|mut out| out.flush())
+                .map_err(output::OutputError::Stdout)?;
         } else {
             // Compressed as its extension says (`patch.rdfp.gz`), as `-o` is.
             files::write_atomically(path, |w| {

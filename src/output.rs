@@ -74,41 +74,47 @@ impl OutputError {
     }
 }
 
-/// A writer of RDF text (N-Quads, N-Triples, Turtle, TriG, an RDF Patch) shown on a terminal: each C1 control
-/// character (U+0080–U+009F, in UTF-8 the bytes `C2 80`–`C2 9F`), which those syntaxes leave as it is and some
-/// terminals obey (U+009B is CSI), is written as the `\u00XX` escape they read back as the same character; C0
-/// controls are escaped by the syntax already. Only a literal or an IRI can hold one, and both take the escape.
-/// SPARQL JSON and TSV results take the same escape; XML results a character reference ([`C1Escaped::xml`]).
+/// How [`C1Escaped`] writes a C1 control character.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum C1 {
+    /// As it is (a file, a pipe; CSV, which has no escape).
+    AsIs,
+    /// `\u009B`: RDF text, an RDF Patch, SPARQL JSON and TSV results.
+    Unicode,
+    /// `&#x9B;`: SPARQL XML results (XML 1.0 reads the reference back as the same character).
+    XmlReference,
+}
+
+impl C1 {
+    /// `escaped` on a terminal, [`C1::AsIs`] elsewhere.
+    pub fn on_terminal(terminal: bool, escaped: C1) -> C1 {
+        if terminal { escaped } else { C1::AsIs }
+    }
+}
+
+/// A writer of text shown on a terminal: each C1 control character (U+0080–U+009F, in UTF-8 the bytes
+/// `C2 80`–`C2 9F`), which RDF syntaxes and SPARQL results leave as it is and some terminals obey (U+009B is CSI),
+/// is written as the escape the text's syntax reads back as the same character ([`C1`]); C0 controls are escaped
+/// by the syntax already. Only a literal or an IRI can hold one, and both take the escape.
 pub struct C1Escaped<W: Write> {
     inner: W,
     /// A `C2` byte that ended the last write, held until the next byte says what it starts.
     held: bool,
-    /// Written as an XML character reference (`&#x9B;`) instead.
-    xml: bool,
+    style: C1,
 }
 
 impl<W: Write> C1Escaped<W> {
-    /// Wraps a writer of RDF text, SPARQL JSON or TSV results (`\u009B`).
-    pub fn new(inner: W) -> Self {
+    /// Wraps a writer.
+    pub fn new(inner: W, style: C1) -> Self {
         Self {
             inner,
             held: false,
-            xml: false,
-        }
-    }
-
-    /// Wraps a writer of XML (SPARQL XML results): a C1 control is a character reference (`&#x9B;`), which XML
-    /// 1.0 reads back as the same character.
-    pub fn xml(inner: W) -> Self {
-        Self {
-            inner,
-            held: false,
-            xml: true,
+            style,
         }
     }
 
     fn escape(&mut self, c1: u8) -> io::Result<()> {
-        if self.xml {
+        if self.style == C1::XmlReference {
             write!(self.inner, "&#x{c1:02X};")
         } else {
             write!(self.inner, "\\u00{c1:02X}")
@@ -118,6 +124,9 @@ impl<W: Write> C1Escaped<W> {
 
 impl<W: Write> Write for C1Escaped<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.style == C1::AsIs {
+            return self.inner.write(buf);
+        }
         let c1 = |b: u8| (0x80..=0x9F).contains(&b);
         let (mut start, mut i) = (0, 0);
         if std::mem::take(&mut self.held) {
@@ -215,15 +224,14 @@ pub fn write_dataset(
             check_graphs(quads, format)?;
             let stdout = io::stdout();
             // On a terminal (and not compressed), C1 controls in the data are shown escaped, not obeyed.
-            let shown = codec.is_none() && io::IsTerminal::is_terminal(&stdout);
-            let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-            if shown {
-                let mut escaped = C1Escaped::new(out);
-                write(quads, &mut escaped).and_then(|()| escaped.flush())
-            } else {
-                write(quads, &mut out).and_then(|()| out.flush())
-            }
-            .map_err(OutputError::Stdout)
+            let terminal = codec.is_none() && io::IsTerminal::is_terminal(&stdout);
+            let mut out = C1Escaped::new(
+                io::BufWriter::with_capacity(1 << 16, stdout.lock()),
+                C1::on_terminal(terminal, C1::Unicode),
+            );
+            write(quads, &mut out)
+                .and_then(|()| out.flush())
+                .map_err(OutputError::Stdout)
         }
         OutputTarget::File(path) => {
             check_graphs(quads, format)?;
@@ -355,7 +363,7 @@ mod tests {
         let text = "a\u{9b}é\u{85}Â\u{a0}z".as_bytes();
         let expected = "a\\u009Bé\\u0085Â\u{a0}z";
         for cut in 0..=text.len() {
-            let mut out = C1Escaped::new(Vec::new());
+            let mut out = C1Escaped::new(Vec::new(), C1::Unicode);
             out.write_all(&text[..cut]).unwrap();
             out.write_all(&text[cut..]).unwrap();
             out.flush().unwrap();
@@ -365,11 +373,14 @@ mod tests {
                 "cut at {cut}"
             );
         }
-        let mut xml = C1Escaped::xml(Vec::new());
+        let mut xml = C1Escaped::new(Vec::new(), C1::XmlReference);
         xml.write_all(text).unwrap();
         assert_eq!(
             String::from_utf8(xml.inner).unwrap(),
             "a&#x9B;é&#x85;Â\u{a0}z"
         );
+        let mut kept = C1Escaped::new(Vec::new(), C1::AsIs);
+        kept.write_all(text).unwrap();
+        assert_eq!(kept.inner, text);
     }
 }
