@@ -81,6 +81,16 @@ fn entity_bomb(dir: &Path, levels: u32) {
     );
 }
 
+/// Runs reasonctl with `args` (shell words) in `dir` on a terminal, which util-linux `script` gives; `Err` where
+/// there is no `script`.
+fn on_terminal(dir: &Path, args: &str) -> std::io::Result<Output> {
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    std::process::Command::new("script")
+        .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
+        .current_dir(dir)
+        .output()
+}
+
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
@@ -1245,16 +1255,14 @@ fn facts_and_patches_on_a_terminal_write_c1_controls_as_escapes_and_pipes_keep_t
     assert_eq!(code(&piped), 0, "{}", stderr(&piped));
     let piped = String::from_utf8(piped.stdout).unwrap();
     assert!(piped.contains("\"x\u{9b}31my\""), "{piped}");
-    // On a terminal (util-linux `script` gives one).
-    let bin = env!("CARGO_BIN_EXE_reasonctl");
-    let on_tty = |args: &str| {
-        std::process::Command::new("script")
-            .args(["-qec", &format!("{bin} {args}"), "/dev/null"])
-            .current_dir(dir.path())
-            .output()
-    };
-    let facts = on_tty("materialize -q c1.ttl --rules q.rq --format nquads");
-    let patch = on_tty("materialize -q --state st --add more.ttl --diff -");
+    let facts = on_terminal(
+        dir.path(),
+        "materialize -q c1.ttl --rules q.rq --format nquads",
+    );
+    let patch = on_terminal(
+        dir.path(),
+        "materialize -q --state st --add more.ttl --diff -",
+    );
     match (facts, patch) {
         (Ok(facts), Ok(patch)) => {
             let facts = String::from_utf8(facts.stdout).unwrap();
@@ -1309,16 +1317,11 @@ fn query_answers_on_a_terminal_escape_c1_controls_in_their_own_syntax() {
         "c1.ttl",
         "@prefix ex: <http://example.org/> .\nex:a ex:p \"x\u{9b}31my\" .\n",
     );
-    let bin = env!("CARGO_BIN_EXE_reasonctl");
     let on_tty = |query: &str, format: &str| {
-        std::process::Command::new("script")
-            .args([
-                "-qec",
-                &format!("{bin} query -q c1.ttl --query '{query}' --format {format}"),
-                "/dev/null",
-            ])
-            .current_dir(dir.path())
-            .output()
+        on_terminal(
+            dir.path(),
+            &format!("query -q c1.ttl --query '{query}' --format {format}"),
+        )
     };
     let select = "SELECT ?o WHERE { ?s ?p ?o }";
     let construct = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }";
