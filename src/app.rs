@@ -1255,7 +1255,10 @@ fn materialize(
         }
         quads
     } else {
-        state::output_facts(&store, &reasoned.overlay, settings.include_asserted)
+        state::output_facts(
+            &reasoned.overlay,
+            settings.include_asserted.then_some(&store.quads),
+        )
     };
     write_facts(settings, &store, &mut reasoned, run, quads)?;
     Ok(if report_cap(reasoned.report.as_ref()) {
@@ -1360,7 +1363,7 @@ fn materialize_state(
     )?;
     let mut clock = Instant::now();
     control::enter(Phase::Output);
-    let after = state::output_facts(&store, &reasoned.overlay, false);
+    let after = state::output_facts(&reasoned.overlay, None);
     let derived = if mode == state::Mode::Unchanged {
         (Vec::new(), Vec::new())
     } else {
@@ -1402,7 +1405,7 @@ fn materialize_state(
     drop(before);
     if settings.output {
         let quads = if settings.include_asserted {
-            state::output_facts(&store, &reasoned.overlay, true)
+            state::output_facts(&reasoned.overlay, Some(&store.quads))
         } else {
             after
         };

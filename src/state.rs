@@ -26,10 +26,11 @@ pub const MANIFEST: &str = "manifest.json";
 pub const SNAPSHOT: &str = "snapshot.bin";
 /// The line tables' file name.
 pub const LINES: &str = "lines.bin";
-/// The state format a manifest says. Format 3: the inputs' hashes are BLAKE3 (a state of format 2, whose
-/// manifest lists SHA-256 hashes, is read as well: its snapshot, deltas and lines are the same). An older
-/// reasonctl refuses a format-3 state by this number rather than misreading its manifest.
-pub const MANIFEST_VERSION: u32 = 3;
+/// The state format a manifest says. Format 4: the snapshot and deltas are [`format::VERSION`] 3 (each graph's
+/// triples in SPO order only); format 3 listed the inputs' BLAKE3 hashes, format 2 their SHA-256 hashes (both
+/// still read in a format-4 manifest's place would misread the snapshot, so states of formats 2 and 3 are refused
+/// by this number, with the command that builds them again). An older reasonctl refuses a format-4 state so.
+pub const MANIFEST_VERSION: u32 = 4;
 
 /// The most deltas a state keeps before a save writes a whole snapshot again.
 const MAX_DELTAS: usize = 32;
@@ -212,36 +213,6 @@ pub struct Change {
     pub input: Input,
 }
 
-/// How a state hashes its input files. New states use BLAKE3, a tree hash whose SIMD lanes read a 200 MB dump
-/// in a tenth of SHA-256's time (the hash of a nightly dump is a pass over all of it); a state written before
-/// keeps the SHA-256 it records, so that its inputs compare with the files given.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HashAlgorithm {
-    /// SHA-256, of states written before BLAKE3 was used.
-    Sha256,
-    /// BLAKE3 (256 bits), of every state written now.
-    Blake3,
-}
-
-impl HashAlgorithm {
-    /// The manifest's key for a hash of this algorithm.
-    fn key(self) -> &'static str {
-        match self {
-            Self::Sha256 => "sha256",
-            Self::Blake3 => "blake3",
-        }
-    }
-}
-
-/// A file's content hash: the algorithm and the hash, hex.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ContentHash {
-    /// How it was computed.
-    pub algorithm: HashAlgorithm,
-    /// The hash, hex.
-    pub hex: String,
-}
-
 /// One input file as the state saw it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Input {
@@ -249,8 +220,9 @@ pub struct Input {
     pub path: String,
     /// Its length.
     pub bytes: u64,
-    /// Its content hash.
-    pub hash: ContentHash,
+    /// Its content hash: BLAKE3 (256 bits, hex), a tree hash whose SIMD lanes read a 200 MB dump in a tenth of
+    /// SHA-256's time (the hash of a nightly dump is a pass over all of it).
+    pub hash: String,
     /// The absolute path it was read at (what a relative IRI in it resolves against, without `--base`); `None`
     /// in a manifest written before it was recorded.
     pub absolute: Option<String>,
@@ -258,9 +230,8 @@ pub struct Input {
 
 impl Input {
     /// Reads and hashes a file.
-    pub fn of(path: &Path, algorithm: HashAlgorithm) -> io::Result<Self> {
+    pub fn of(path: &Path) -> io::Result<Self> {
         let mut file = std::fs::File::open(path)?;
-        let mut sha256 = sha2::Sha256::new();
         let mut blake3 = blake3::Hasher::new();
         let mut buf = vec![0u8; 1 << 20];
         let mut bytes = 0u64;
@@ -270,21 +241,13 @@ impl Input {
                 break;
             }
             bytes += n as u64;
-            match algorithm {
-                HashAlgorithm::Sha256 => sha256.update(&buf[..n]),
-                HashAlgorithm::Blake3 => {
-                    blake3.update(&buf[..n]);
-                }
-            }
+            blake3.update(&buf[..n]);
         }
-        let hex = match algorithm {
-            HashAlgorithm::Sha256 => hex(&sha256.finalize()),
-            HashAlgorithm::Blake3 => blake3.finalize().to_hex().to_string(),
-        };
+        let hash = blake3.finalize().to_hex().to_string();
         Ok(Self {
             path: path.display().to_string(),
             bytes,
-            hash: ContentHash { algorithm, hex },
+            hash,
             absolute: std::path::absolute(path)
                 .ok()
                 .map(|a| a.display().to_string()),
@@ -292,18 +255,11 @@ impl Input {
     }
 
     fn to_json(&self) -> Value {
-        let mut v = json!({"path": self.path, "bytes": self.bytes});
-        v[self.hash.algorithm.key()] = Value::from(self.hash.hex.clone());
-        v
+        json!({"path": self.path, "bytes": self.bytes, "blake3": self.hash})
     }
 
     fn from_json(v: &Value) -> Option<Self> {
-        let hash = [HashAlgorithm::Blake3, HashAlgorithm::Sha256]
-            .into_iter()
-            .find_map(|algorithm| {
-                let hex = v.get(algorithm.key())?.as_str()?.to_owned();
-                Some(ContentHash { algorithm, hex })
-            })?;
+        let hash = v.get("blake3")?.as_str()?.to_owned();
         Some(Self {
             path: v.get("path")?.as_str()?.to_owned(),
             bytes: v.get("bytes")?.as_u64()?,
@@ -424,19 +380,6 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// The algorithm its files' hashes use (BLAKE3 when it lists none): the files given are hashed so to be
-    /// compared with them.
-    pub fn hash_algorithm(&self) -> HashAlgorithm {
-        let first = self
-            .inputs
-            .iter()
-            .chain(self.changes.iter().map(|c| &c.input));
-        first
-            .map(|i| i.hash.algorithm)
-            .next()
-            .unwrap_or(HashAlgorithm::Blake3)
-    }
-
     fn to_json(&self, files: &[FileRef], lines: Option<&FileRef>) -> Value {
         json!({
             "format": "reasonctl-state",
@@ -731,7 +674,7 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
         return Err(StateError::Missing { dir: name });
     }
     let found = v.get("format_version").and_then(Value::as_u64).unwrap_or(0);
-    if !(2..=u64::from(MANIFEST_VERSION)).contains(&found) {
+    if found != u64::from(MANIFEST_VERSION) {
         return Err(StateError::Version {
             dir: name.clone(),
             found,
@@ -1021,10 +964,7 @@ mod tests {
             inputs: vec![Input {
                 path: "d.nt".to_owned(),
                 bytes: 3,
-                hash: ContentHash {
-                    algorithm: HashAlgorithm::Blake3,
-                    hex: "ab".to_owned(),
-                },
+                hash: "ab".to_owned(),
                 absolute: Some("/data/d.nt".to_owned()),
             }],
             changes: vec![Change {
@@ -1032,10 +972,7 @@ mod tests {
                 input: Input {
                     path: "minus.nt".to_owned(),
                     bytes: 5,
-                    hash: ContentHash {
-                        algorithm: HashAlgorithm::Sha256,
-                        hex: "cd".to_owned(),
-                    },
+                    hash: "cd".to_owned(),
                     absolute: None,
                 },
             }],
@@ -1083,28 +1020,17 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_hashed_with_blake3_for_a_new_state_and_with_sha256_for_a_state_that_records_it() {
+    fn a_file_is_hashed_with_blake3_written_under_its_key_and_read_back() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("d.nt");
         std::fs::write(&path, "<a> <b> <c> .\n").unwrap();
-        let b = Input::of(&path, HashAlgorithm::Blake3).unwrap();
+        let b = Input::of(&path).unwrap();
         assert_eq!(
-            b.hash.hex,
+            b.hash,
             blake3::hash(b"<a> <b> <c> .\n").to_hex().to_string()
         );
-        let s = Input::of(&path, HashAlgorithm::Sha256).unwrap();
-        assert_eq!(s.hash.hex, hex(&sha2::Sha256::digest(b"<a> <b> <c> .\n")));
-        // Written under the algorithm's key, and read back so.
-        assert_eq!(b.to_json()["blake3"], b.hash.hex.as_str());
-        assert!(b.to_json().get("sha256").is_none());
-        assert_eq!(Input::from_json(&s.to_json()).unwrap().hash, s.hash);
-        // A manifest's files are compared under its algorithm; one that lists none gets BLAKE3.
-        let mut m = manifest();
-        assert_eq!(m.hash_algorithm(), HashAlgorithm::Blake3);
-        m.inputs.clear();
-        assert_eq!(m.hash_algorithm(), HashAlgorithm::Sha256);
-        m.changes.clear();
-        assert_eq!(m.hash_algorithm(), HashAlgorithm::Blake3);
+        assert_eq!(b.to_json()["blake3"], b.hash.as_str());
+        assert_eq!(Input::from_json(&b.to_json()).unwrap().hash, b.hash);
     }
 
     #[test]
@@ -1162,6 +1088,18 @@ mod tests {
         assert!(matches!(
             open(&dir),
             Err(StateError::Version { found: 99, .. })
+        ));
+        // An older state (format 3 stored each graph's POS and OSP permutations in its snapshot) is refused by
+        // its number too, not misread.
+        let m = std::fs::read_to_string(dir.join(MANIFEST)).unwrap();
+        std::fs::write(
+            dir.join(MANIFEST),
+            m.replace("\"format_version\": 99", "\"format_version\": 3"),
+        )
+        .unwrap();
+        assert!(matches!(
+            open(&dir),
+            Err(StateError::Version { found: 3, .. })
         ));
         assert!(matches!(open(tmp.path()), Err(StateError::Missing { .. })));
     }

@@ -16,9 +16,7 @@ use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
 use crate::state::format::Delta;
-use crate::state::{
-    self, Change, Files, HashAlgorithm, Input, Manifest, ResultOptions, StateError,
-};
+use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, well_known};
@@ -83,8 +81,8 @@ fn failure(e: StateError) -> Failure {
     Failure::input(e)
 }
 
-/// The data files a state is made from (standard input is refused earlier), hashed with `algorithm`.
-fn inputs(sources: &[DataSource], algorithm: HashAlgorithm) -> Result<Vec<Input>, Failure> {
+/// The data files a state is made from (standard input is refused earlier), hashed.
+fn inputs(sources: &[DataSource]) -> Result<Vec<Input>, Failure> {
     sources
         .iter()
         .filter_map(|s| match s {
@@ -92,7 +90,7 @@ fn inputs(sources: &[DataSource], algorithm: HashAlgorithm) -> Result<Vec<Input>
             DataSource::Stdin => None,
         })
         .map(|p| {
-            Input::of(p, algorithm).map_err(|e| {
+            Input::of(p).map_err(|e| {
                 Failure::from(crate::store::load::LoadError::Unreadable {
                     path: p.clone(),
                     source: e,
@@ -138,7 +136,7 @@ fn differences(
         ));
     }
     if !sources.is_empty() {
-        let now = inputs(sources, manifest.hash_algorithm())?;
+        let now = inputs(sources)?;
         if now.len() != manifest.inputs.len() {
             out.push(format!(
                 "{} data file(s) given, {} for the state",
@@ -329,7 +327,7 @@ impl Record {
         reasoning: &ReasoningSettings,
     ) -> Result<Self, Failure> {
         Ok(Self {
-            inputs: inputs(sources, HashAlgorithm::Blake3)?,
+            inputs: inputs(sources)?,
             changes: Vec::new(),
             options: options(load, reasoning),
             lines: None,
@@ -436,15 +434,13 @@ pub(super) struct Updated {
 /// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
 /// Each graph's facts come in SPO-sorted runs (the overlay's, and the asserted index): merged, not sorted again
 /// (a graph of one run is copied as it is).
-pub(super) fn output_facts(store: &Store, overlay: &Overlay, include_asserted: bool) -> Vec<Quad> {
-    let asserted = |g: TermId| -> Option<&[Triple]> {
-        include_asserted
-            .then(|| store.quads.graph(g).map(|i| i.triples()))
-            .flatten()
-    };
+pub(super) fn output_facts(overlay: &Overlay, asserted: Option<&QuadStore>) -> Vec<Quad> {
+    let store = asserted;
+    let asserted =
+        |g: TermId| -> Option<&[Triple]> { store.and_then(|s| s.graph(g)).map(|i| i.triples()) };
     let mut graphs: Vec<TermId> = overlay.graph_ids().collect();
-    if include_asserted {
-        graphs.extend(store.quads.graphs().map(|(g, _)| g));
+    if let Some(store) = store {
+        graphs.extend(store.graphs().map(|(g, _)| g));
         graphs.sort_unstable();
         graphs.dedup();
     }
@@ -469,13 +465,43 @@ pub(super) fn output_facts(store: &Store, overlay: &Overlay, include_asserted: b
     quads
 }
 
-/// Calls `out` with the triples of sorted `runs`, in order: a k-way merge over a heap of the runs' heads.
+/// Calls `out` with the triples of sorted `runs`, in order. The largest run is merged with the others' merge
+/// by stretches (a maintained state is one large run and a few small ones: its stretches between the others'
+/// triples are found by binary search, not taken one at a time off a heap); the others by a k-way merge over a
+/// heap of their heads.
 fn merge_runs(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
-    use std::cmp::Reverse;
-    if let [run] = runs {
-        run.iter().for_each(|&t| out(t));
+    match runs {
+        [] => return,
+        [run] => {
+            run.iter().for_each(|&t| out(t));
+            return;
+        }
+        _ => {}
+    }
+    let largest = (0..runs.len())
+        .max_by_key(|&r| (runs[r].len(), std::cmp::Reverse(r)))
+        .expect("two runs or more");
+    let mut rest: Vec<&[Triple]> = runs.to_vec();
+    let big = rest.remove(largest);
+    if rest.iter().map(|r| r.len()).sum::<usize>() * 8 < big.len() {
+        let mut small = Vec::with_capacity(rest.iter().map(|r| r.len()).sum());
+        merge_heap(&rest, |t| small.push(t));
+        let mut from = 0;
+        for t in small {
+            let stretch = big[from..].partition_point(|x| *x < t);
+            big[from..from + stretch].iter().for_each(|&x| out(x));
+            from += stretch;
+            out(t);
+        }
+        big[from..].iter().for_each(|&x| out(x));
         return;
     }
+    merge_heap(runs, out);
+}
+
+/// Calls `out` with the triples of sorted `runs`, in order: a k-way merge over a heap of the runs' heads.
+fn merge_heap(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
+    use std::cmp::Reverse;
     let mut heads: std::collections::BinaryHeap<Reverse<(Triple, usize, usize)>> = (runs.iter())
         .enumerate()
         .filter_map(|(r, run)| run.first().map(|&t| Reverse((t, r, 0))))
@@ -683,6 +709,97 @@ fn owl2rl_full(program: &datalog::Program, store: &Store) -> Option<&'static str
     )
 }
 
+/// What [`load_changed`] gives: the asserted facts after the change, numbered by the state's dictionary; the
+/// state's asserted facts; the facts removed and added; the record of the inputs; the lines compared (new,
+/// gone), when only the changed lines of a dump were read.
+type Loaded = (Store, QuadStore, Changes, Record, Option<(usize, usize)>);
+
+/// The asserted facts after the change: a new dump compared with the state's, or a change set applied to them.
+fn load_changed(
+    old_store: Store,
+    (dir, manifest): (&Path, &Manifest),
+    (sources, change, given_inputs): (&[DataSource], &ChangeSet, Vec<Input>),
+    (load_options, load, settings): (&LoadOptions, &LoadOptions, &ReasoningSettings),
+    progress: &Progress,
+) -> Result<Loaded, Failure> {
+    let mut lines_compared = None;
+    let (store, old_asserted, asserted, record) = if change.is_empty() {
+        let Store {
+            dict,
+            quads: old_asserted,
+            prefixes,
+        } = old_store;
+        let terms = dict.end();
+
+        let mut loader = Loader::with_dictionary(dict);
+        loader.keep_lines();
+        let compared = compare(
+            &mut loader,
+            (dir, manifest, terms),
+            sources,
+            &given_inputs,
+            load,
+            progress,
+        )?;
+        let (store, lines, asserted) = match compared {
+            // Only the lines that changed were read: the asserted facts are the state's, patched.
+            Some(compared) => {
+                lines_compared = Some((
+                    compared.iter().map(|c| c.new.len()).sum(),
+                    compared.iter().map(|c| c.gone.len()).sum(),
+                ));
+                let (removed, added) = dump::changes(&compared, &old_asserted);
+                let quads = old_asserted
+                    .patched(&removed, &added)
+                    .expect("removals held and additions new, by construction");
+                let Store { dict, .. } = loader.finish();
+                let store = Store {
+                    dict,
+                    quads,
+                    prefixes,
+                };
+                let lines = compared.into_iter().map(|c| Some(c.table)).collect();
+                (store, lines, (removed, added))
+            }
+            None => {
+                let (store, lines) = load_lines(loader, sources, load, progress)?;
+                let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
+                (store, lines, asserted)
+            }
+        };
+        let record = Record {
+            inputs: given_inputs,
+            changes: Vec::new(),
+            options: options(load, settings),
+            lines: Some(lines),
+        };
+        (store, old_asserted, asserted, record)
+    } else {
+        let change_load = LoadOptions {
+            format: load_options.format,
+            ..load.clone()
+        };
+        let (store, old_asserted, asserted) = apply(old_store, change, &change_load, progress)?;
+        let mut changes = manifest.changes.clone();
+        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
+            for p in paths {
+                changes.push(Change {
+                    added,
+                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
+                });
+            }
+        }
+        let record = Record {
+            inputs: manifest.inputs.clone(),
+            changes,
+            options: options(load, settings),
+            lines: None,
+        };
+        (store, old_asserted, asserted, record)
+    };
+    Ok((store, old_asserted, asserted, record, lines_compared))
+}
+
 /// `materialize --state`: the facts for the data given (or the state's data with a change set applied), from
 /// the state as it is when nothing changed, maintained from it when only the data changed, derived from scratch
 /// otherwise (no state yet; other rules or options), with the reason.
@@ -742,9 +859,7 @@ pub(super) fn update(
         }));
     }
     // The data files, hashed once, while the state is opened (a dump's hash is a sequential pass over it).
-    let algorithm = manifest.hash_algorithm();
-    let (opened, given_inputs) =
-        rayon::join(|| from_state(dir, progress), || inputs(sources, algorithm));
+    let (opened, given_inputs) = rayon::join(|| from_state(dir, progress), || inputs(sources));
     let given_inputs = given_inputs?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
@@ -765,7 +880,7 @@ pub(super) fn update(
         let mut mode = Mode::Unchanged;
         let mut before = Vec::new();
         if reasoning.track {
-            before = output_facts(&store, &reasoned.overlay, false);
+            before = output_facts(&reasoned.overlay, None);
             // The credits are not saved: the state's program runs again over its data (the state stays).
             let (_, settings) = effective(load_options, reasoning, &manifest, &reasoned.texts);
             reasoned = reason(&mut store, &settings, run, false, progress)?;
@@ -794,84 +909,26 @@ pub(super) fn update(
     lap("open", &mut times);
     let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
-    let before = output_facts(&old_store, &old.overlay, false);
-    // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
+    // The new data, numbered by the state's dictionary so that its facts compare with the state's by id; meanwhile,
+    // on another core, the derived facts before (for `--diff`) are listed and their orders (which maintenance
+    // reads) built.
     control::enter(Phase::Load);
-    let mut lines_compared = None;
-    let (mut store, old_asserted, asserted, record) = if change.is_empty() {
-        let Store {
-            dict,
-            quads: old_asserted,
-            prefixes,
-        } = old_store;
-        let terms = dict.end();
-
-        let mut loader = Loader::with_dictionary(dict);
-        loader.keep_lines();
-        let compared = compare(
-            &mut loader,
-            (dir, &manifest, terms),
-            sources,
-            &given_inputs,
-            &load,
-            progress,
-        )?;
-        let (store, lines, asserted) = match compared {
-            // Only the lines that changed were read: the asserted facts are the state's, patched.
-            Some(compared) => {
-                lines_compared = Some((
-                    compared.iter().map(|c| c.new.len()).sum(),
-                    compared.iter().map(|c| c.gone.len()).sum(),
-                ));
-                let (removed, added) = dump::changes(&compared, &old_asserted);
-                let quads = old_asserted
-                    .patched(&removed, &added)
-                    .expect("removals held and additions new, by construction");
-                let Store { dict, .. } = loader.finish();
-                let store = Store {
-                    dict,
-                    quads,
-                    prefixes,
-                };
-                let lines = compared.into_iter().map(|c| Some(c.table)).collect();
-                (store, lines, (removed, added))
-            }
-            None => {
-                let (store, lines) = load_lines(loader, sources, &load, progress)?;
-                let asserted = maintain::asserted_changes(&old_asserted, &store.quads);
-                (store, lines, asserted)
-            }
-        };
-        let record = Record {
-            inputs: given_inputs,
-            changes: Vec::new(),
-            options: options(&load, &settings),
-            lines: Some(lines),
-        };
-        (store, old_asserted, asserted, record)
-    } else {
-        let change_load = LoadOptions {
-            format: load_options.format,
-            ..load.clone()
-        };
-        let (store, old_asserted, asserted) = apply(old_store, change, &change_load, progress)?;
-        let mut changes = manifest.changes.clone();
-        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
-            for p in paths {
-                changes.push(Change {
-                    added,
-                    input: inputs(&[DataSource::File(p.clone())], algorithm)?.remove(0),
-                });
-            }
-        }
-        let record = Record {
-            inputs: manifest.inputs.clone(),
-            changes,
-            options: options(&load, &settings),
-            lines: None,
-        };
-        (store, old_asserted, asserted, record)
-    };
+    let (before, loaded) = rayon::join(
+        || {
+            old.overlay.build_orders();
+            output_facts(&old.overlay, None)
+        },
+        || {
+            load_changed(
+                old_store,
+                (dir, &manifest),
+                (sources, change, given_inputs),
+                (load_options, &load, &settings),
+                progress,
+            )
+        },
+    );
+    let (mut store, old_asserted, asserted, record, lines_compared) = loaded?;
     lap("load", &mut times);
     // The data's stored rules are part of the program: a change to them is a change of program.
     let stored = |texts: &[RuleText]| -> Vec<RuleText> {
@@ -986,4 +1043,31 @@ pub(super) fn update(
         times,
         lines_compared,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn merged_runs_give_their_triples_in_order_whether_one_run_dwarfs_the_others_or_not(
+            facts in proptest::collection::btree_map((0u32..30, 0u32..3, 0u32..30), 0usize..4, 0..200),
+            dwarfing in proptest::bool::ANY,
+        ) {
+            // Each triple goes to one of four runs; with `dwarfing`, nearly all to the first.
+            let mut runs: Vec<Vec<Triple>> = vec![Vec::new(); 4];
+            for (i, (&(s, p, o), &r)) in facts.iter().enumerate() {
+                let r = if dwarfing && i % 16 != 0 { 0 } else { r };
+                runs[r].push([TermId(s), TermId(p), TermId(o)]);
+            }
+            let slices: Vec<&[Triple]> = runs.iter().map(Vec::as_slice).collect();
+            let mut merged = Vec::new();
+            merge_runs(&slices, |t| merged.push(t));
+            let expected: Vec<Triple> =
+                facts.keys().map(|&(s, p, o)| [TermId(s), TermId(p), TermId(o)]).collect();
+            prop_assert_eq!(merged, expected);
+        }
+    }
 }

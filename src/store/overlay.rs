@@ -9,9 +9,7 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{
-    Fences, Pattern, Perm, QuadStore, fenced_range, orders_agree, sorted_permutation,
-};
+use super::quads::{Fences, Pattern, Perm, QuadStore, fenced_range, sorted_permutation};
 use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -422,30 +420,33 @@ impl Overlay {
             .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
     }
 
-    /// One graph's derived facts as one run: SPO-sorted, with its POS and OSP permutations (for a saved state,
-    /// which then opens without sorting).
-    pub fn graph_orders(&self, graph: TermId) -> (Vec<Triple>, Vec<u32>, Vec<u32>) {
+    /// Builds every run's POS and OSP orders not built yet (runs in parallel), as reading them would.
+    pub fn build_orders(&self) {
+        use rayon::prelude::*;
+        let runs: Vec<&Run> = (self.graphs.iter())
+            .flat_map(|(_, g)| g.runs.iter())
+            .collect();
+        runs.par_iter().for_each(|run| {
+            run.osp();
+            run.pos();
+        });
+    }
+
+    /// One graph's derived facts as one SPO-sorted list (for a saved state).
+    pub fn graph_triples(&self, graph: TermId) -> Vec<Triple> {
         let mut spo: Vec<Triple> = self.runs_of(graph).flatten().copied().collect();
         if spo.len() > 1 << 14 {
             spo.par_sort_unstable();
         } else {
             spo.sort_unstable();
         }
-        let osp = sorted_permutation(&spo, Perm::Osp, None);
-        let pos = sorted_permutation(&spo, Perm::Pos, Some(&osp));
-        (spo, pos, osp)
+        spo
     }
 
-    /// Adds a graph's facts as [`Overlay::graph_orders`] gave them; `false` (nothing added) unless `spo` is
-    /// strictly sorted and `pos` and `osp` are the permutations that sort it in their orders.
-    pub fn add_orders(
-        &mut self,
-        graph: TermId,
-        spo: Vec<Triple>,
-        pos: Vec<u32>,
-        osp: Vec<u32>,
-    ) -> bool {
-        if !orders_agree(&spo, &pos, &osp) {
+    /// Adds a graph's facts as [`Overlay::graph_triples`] gave them, as one run whose POS and OSP orders are
+    /// built when first read; `false` (nothing added) unless `spo` is strictly sorted.
+    pub fn add_sorted(&mut self, graph: TermId, spo: Vec<Triple>) -> bool {
+        if !spo.is_sorted_by(|a, b| a < b) {
             return false;
         }
         if spo.is_empty() {
@@ -454,8 +455,8 @@ impl Overlay {
         let run = Run {
             preds: predicates(&spo),
             spo,
-            pos: std::sync::OnceLock::from(pos),
-            osp: std::sync::OnceLock::from(osp),
+            pos: std::sync::OnceLock::new(),
+            osp: std::sync::OnceLock::new(),
             fences: Fences::default(),
         };
         let i = match self.graphs.binary_search_by_key(&graph, |(g, _)| *g) {

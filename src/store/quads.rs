@@ -413,14 +413,19 @@ impl TripleIndex {
         }
     }
 
-    /// An index from its SPO order and its two permutations as [`TripleIndex::permutation`] gave them (a saved
-    /// state); `None` unless SPO is sorted without duplicates and each permutation sorts it strictly in its
-    /// order (so it is a permutation: one index per triple, each in range).
-    pub fn from_orders(spo: Vec<Triple>, pos: Vec<u32>, osp: Vec<u32>) -> Option<Self> {
-        if !orders_agree(&spo, &pos, &osp) {
+    /// An index from its triples in SPO order (a saved state), its POS and OSP orders built by stable counting
+    /// sorts where ids allow; `None` unless the triples are strictly sorted.
+    pub fn from_sorted(spo: Vec<Triple>) -> Option<Self> {
+        use rayon::prelude::*;
+        if !spo.par_windows(2).all(|w| w[0] < w[1]) {
             return None;
         }
-        let predicates = predicate_stats(&spo, &pos);
+        let osp = sorted_permutation(&spo, Perm::Osp, None);
+        let (pos, predicates) = rayon::join(
+            || sorted_permutation(&spo, Perm::Pos, Some(&osp)),
+            || dense_stats(&spo),
+        );
+        let predicates = predicates.unwrap_or_else(|| stats_through(&spo, &pos));
         Some(Self {
             spo,
             pos,
@@ -537,28 +542,15 @@ impl TripleIndex {
     }
 }
 
-/// Whether `spo` is strictly sorted and `pos`, `osp` are its triples' positions in strictly increasing POS and
-/// OSP order (what a state file read back must show before it is trusted). The three checks run in parallel,
-/// each over chunks.
-pub fn orders_agree(spo: &[Triple], pos: &[u32], osp: &[u32]) -> bool {
-    use rayon::prelude::*;
-    let permutes = |idx: &[u32], perm: Perm| {
-        idx.len() == spo.len()
-            && idx.par_iter().all(|&i| (i as usize) < spo.len())
-            && idx
-                .par_windows(2)
-                .all(|w| perm.to_key(spo[w[0] as usize]) < perm.to_key(spo[w[1] as usize]))
-    };
-    let (sorted, (by_pos, by_osp)) = rayon::join(
-        || spo.par_windows(2).all(|w| w[0] < w[1]),
-        || rayon::join(|| permutes(pos, Perm::Pos), || permutes(osp, Perm::Osp)),
-    );
-    sorted && by_pos && by_osp
+/// Per-predicate counts: in one sequential pass over SPO where the predicates are few enough ([`dense_stats`]),
+/// else through the POS permutation, by chunks in parallel (each chunk's counter joined to the next: a
+/// predicate, or a (predicate, object) run, cut by a chunk's end is counted once).
+fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
+    dense_stats(spo).unwrap_or_else(|| stats_through(spo, pos))
 }
 
-/// Per-predicate counts through the POS permutation, by chunks in parallel (each chunk's counter joined to the
-/// next: a predicate, or a (predicate, object) run, cut by a chunk's end is counted once).
-fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
+/// Per-predicate counts through the POS permutation (random reads of SPO), by chunks in parallel.
+fn stats_through(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)> {
     use rayon::prelude::*;
     let parts: Vec<ObjectCounter> = pos
         .par_chunks(STATS_CHUNK)
@@ -576,6 +568,107 @@ fn predicate_stats(spo: &[Triple], pos: &[u32]) -> Vec<(TermId, PredicateStats)>
         all.join(part);
     }
     all.with_subjects(spo)
+}
+
+/// Per-predicate counts in sequential passes over SPO, `None` where the tables they need would be large: a slot
+/// per predicate id between the least and the greatest, and a bitmap of the objects seen per predicate (one bit
+/// per predicate and object id in the objects' span), at most about a byte per triple and per chunk: in cache,
+/// where random reads through POS would not be. In SPO order a (subject, predicate) pair is one run, so a
+/// predicate's subjects are counted when its last subject changes (a run cut by a chunk's end once); its objects
+/// are the bits set in its row of the chunks' bitmaps, or-ed.
+fn dense_stats(spo: &[Triple]) -> Option<Vec<(TermId, PredicateStats)>> {
+    use rayon::prelude::*;
+    let span = |(lo, hi): (u32, u32)| (hi as usize + 1).saturating_sub(lo as usize);
+    let ([p_lo, o_lo], [p_hi, o_hi]) = spo
+        .par_iter()
+        .fold(
+            || ([u32::MAX; 2], [0; 2]),
+            |(lo, hi), t| {
+                (
+                    [lo[0].min(t[1].0), lo[1].min(t[2].0)],
+                    [hi[0].max(t[1].0), hi[1].max(t[2].0)],
+                )
+            },
+        )
+        .reduce(
+            || ([u32::MAX; 2], [0; 2]),
+            |(a, b), (c, d)| {
+                (
+                    [a[0].min(c[0]), a[1].min(c[1])],
+                    [b[0].max(d[0]), b[1].max(d[1])],
+                )
+            },
+        );
+    let (p_span, o_span) = (span((p_lo, p_hi)), span((o_lo, o_hi)));
+    if spo.is_empty() || p_span > spo.len() + (1 << 16) {
+        return None;
+    }
+    // The predicates present, numbered in id order.
+    let mut slot = vec![u32::MAX; p_span];
+    for t in spo {
+        slot[(t[1].0 - p_lo) as usize] = 0;
+    }
+    let mut preds: Vec<TermId> = Vec::new();
+    for (k, s) in slot.iter_mut().enumerate() {
+        if *s == 0 {
+            *s = preds.len() as u32;
+            preds.push(TermId(p_lo + k as u32));
+        }
+    }
+    let words = o_span.div_ceil(64);
+    let budget = 8 * spo.len() + (1 << 20);
+    if preds
+        .len()
+        .checked_mul(words * 64)
+        .is_none_or(|bits| bits > budget)
+    {
+        return None;
+    }
+    let chunk = spo.len().div_ceil(rayon::current_num_threads().clamp(1, 4));
+    let parts: Vec<(Vec<[usize; 2]>, Vec<u64>)> = spo
+        .par_chunks(chunk)
+        .map(|part| {
+            let mut seen = vec![0u64; preds.len() * words];
+            let mut counts = vec![[0usize; 2]; preds.len()];
+            let mut last_subject = vec![u32::MAX; preds.len()];
+            for &[s, p, o] in part {
+                let k = slot[(p.0 - p_lo) as usize] as usize;
+                counts[k][0] += 1;
+                if last_subject[k] != s.0 {
+                    last_subject[k] = s.0;
+                    counts[k][1] += 1;
+                }
+                let bit = (o.0 - o_lo) as usize;
+                seen[k * words + bit / 64] |= 1 << (bit % 64);
+            }
+            (counts, seen)
+        })
+        .collect();
+    let mut stats = vec![PredicateStats::default(); preds.len()];
+    let mut rows: Option<Vec<u64>> = None;
+    for (counts, seen) in parts {
+        for (st, [triples, subjects]) in stats.iter_mut().zip(counts) {
+            st.triples += triples;
+            st.subjects += subjects;
+        }
+        match &mut rows {
+            None => rows = Some(seen),
+            Some(rows) => rows.iter_mut().zip(seen).for_each(|(a, b)| *a |= b),
+        }
+    }
+    for cut in (chunk..spo.len()).step_by(chunk) {
+        let ([s, p, _], [t, q, _]) = (spo[cut - 1], spo[cut]);
+        if [s, p] == [t, q] {
+            stats[slot[(p.0 - p_lo) as usize] as usize].subjects -= 1;
+        }
+    }
+    let rows = rows.expect("one chunk or more");
+    for (k, st) in stats.iter_mut().enumerate() {
+        st.objects = (rows[k * words..(k + 1) * words].iter())
+            .map(|w| w.count_ones() as usize)
+            .sum();
+    }
+    Some(preds.into_iter().zip(stats).collect())
 }
 
 /// Triples a chunk when counting in parallel.
@@ -799,8 +892,8 @@ mod tests {
             e.2.insert(o.0);
         }
         let built = TripleIndex::from_triples(triples);
-        let (spo, pos, osp) = (built.spo.clone(), built.pos.clone(), built.osp.clone());
-        let read = TripleIndex::from_orders(spo, pos, osp).expect("orders agree");
+        let read = TripleIndex::from_sorted(built.spo.clone()).expect("sorted");
+        assert_eq!((&read.pos, &read.osp), (&built.pos, &built.osp));
         for index in [&built, &read] {
             for (&p, (n, subjects, objects)) in &want {
                 let got = index
@@ -897,6 +990,26 @@ mod tests {
             got.sort();
             prop_assert_eq!(idx.count(&pattern), got.len());
             prop_assert_eq!(got, naive(&triples, &pattern));
+        }
+
+        #[test]
+        fn stats_counted_in_one_pass_over_spo_equal_those_counted_through_pos(
+            triples in proptest::collection::btree_set((0u32..40, 0u32..6, 0u32..40), 0..120),
+            wide in proptest::bool::ANY,
+        ) {
+            // `wide`: predicate ids spread far past the triples' count, where the pass through POS is used.
+            let spread = if wide { 1 << 24 } else { 1 };
+            let spo: Vec<Triple> = triples
+                .into_iter()
+                .map(|(s, p, o)| t(s, 1 + p * spread, o))
+                .collect();
+            let pos = permutation(&spo, Perm::Pos);
+            let dense = dense_stats(&spo);
+            let predicates: std::collections::BTreeSet<TermId> = spo.iter().map(|x| x[1]).collect();
+            prop_assert_eq!(dense.is_none(), spo.is_empty() || wide && predicates.len() > 1);
+            if let Some(dense) = dense {
+                prop_assert_eq!(dense, stats_through(&spo, &pos));
+            }
         }
 
         #[test]
