@@ -255,6 +255,33 @@ fn main() {
             Ok(())
         },
     ));
+    // A cross product of 2,000 facts makes 4M rows in one join step. Counted only after `distinct` gathered them
+    // (as before), the run passed 540 MB and stopped on the heap bound (`run::memory`); counted as the rule
+    // makes them, it stops on --max-facts at about 300 MB.
+    trials.push(Trial::test(
+        "max_facts_stops_a_cross_product_as_its_rows_are_made_before_they_fill_the_heap",
+        || {
+            let dir = tempfile::tempdir()?;
+            let data: String = (0..2000)
+                .map(|i| format!("<http://e/a{i}> <http://e/p> <http://e/b{i}> .\n"))
+                .collect();
+            fs::write(dir.path().join("d.nt"), data)?;
+            fs::write(
+                dir.path().join("r.rq"),
+                "CONSTRUCT { ?a <http://e/q> ?d } WHERE { ?a <http://e/p> ?b . ?c <http://e/p> ?d }\n",
+            )?;
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+                .current_dir(dir.path())
+                .args(["-q", "materialize", "d.nt", "--rules", "r.rq", "--engine", "dataflow"])
+                .args(["--max-facts", "1000", "--max-memory", "420", "-o", "out.nq"])
+                .output()?;
+            ended(&out, 3, &["reasonctl::dataflow::max_facts"])?;
+            if dir.path().join("out.nq").exists() {
+                return Err("a run past --max-facts wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
     cluster_trials(&mut trials);
     libtest_mimic::run(&args, trials).exit();
 }

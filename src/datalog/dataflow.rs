@@ -613,6 +613,73 @@ fn join<'s, T: Timestamp + Lattice>(
     .flat_map(|r| r)
 }
 
+/// `made`, its rows shown to `count` on the way (each `(fact, diff)` as it is made, before any `distinct`), when
+/// there is a count.
+fn shown_to<'s, T: Timestamp + Lattice>(
+    made: VecCollection<'s, T, Q, isize>,
+    count: Option<&Counter>,
+) -> VecCollection<'s, T, Q, isize> {
+    match count {
+        None => made,
+        Some(count) => {
+            let count = count.clone();
+            (made.inner)
+                .inspect(move |(q, _, diff)| count.see(q, *diff))
+                .as_collection()
+        }
+    }
+}
+
+/// Under `--max-facts`: the distinct derived facts this process's workers have made, counted once each (a set
+/// shared by the workers, in shards to spare them waiting on one lock).
+#[derive(Clone)]
+struct Counter {
+    store: Arc<Store>,
+    seen: Arc<Vec<Mutex<hashbrown::HashSet<Q>>>>,
+    hasher: hashbrown::DefaultHashBuilder,
+    counted: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Shards of [`Counter`]'s set.
+const COUNTER_SHARDS: usize = 64;
+
+impl Counter {
+    fn new(store: Arc<Store>, counted: Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        Self {
+            store,
+            seen: Arc::new((0..COUNTER_SHARDS).map(|_| Mutex::default()).collect()),
+            hasher: hashbrown::DefaultHashBuilder::default(),
+            counted,
+        }
+    }
+
+    /// A made fact: counted if it is new, and neither asserted nor a retraction.
+    fn see(&self, q: &Q, diff: isize) {
+        use std::hash::BuildHasher;
+        if diff <= 0 {
+            return;
+        }
+        let [g, s, p, o] = q.map(TermId);
+        if self
+            .store
+            .quads
+            .graph(g)
+            .is_some_and(|i| i.contains([s, p, o]))
+        {
+            return;
+        }
+        let shard = self.hasher.hash_one(q) as usize % COUNTER_SHARDS;
+        if self.seen[shard]
+            .lock()
+            .expect("a worker panicked")
+            .insert(*q)
+        {
+            self.counted
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 /// What a dataflow run moved between processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Exchanged {
@@ -669,12 +736,23 @@ pub fn materialize(
     let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let shares = settings.shares;
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // Under --max-facts: the distinct derived facts this process's workers have seen so far (each fact meets one
-    // worker, the one its hash names, in every `distinct`), so that a run past the budget stops while deriving.
-    // One process only: in a cluster, a process stopping alone would end the others with `cluster_lost` (exit 1)
-    // rather than the budget's exit 3, so every process runs to the fixpoint, where the cluster's count is checked.
+    // Under --max-facts: the distinct derived facts this process's workers have made so far, so that a run past
+    // the budget stops while deriving. A monotone rule's rows are counted as they are made, before the `distinct`
+    // that would first gather them all (a cross product of 5,000 facts made 25M rows, 3.4 GB, before a count
+    // after `distinct` saw one); a rule that negates, whose rows a later retraction may take back, when its
+    // stage's `distinct` gives them. One process only: in a cluster, a process stopping alone would end the
+    // others with `cluster_lost` (exit 1) rather than the budget's exit 3, so every process runs to the fixpoint,
+    // where the cluster's count is checked.
     let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let max_facts = settings.max_facts.filter(|_| settings.cluster.is_none());
+    let counter = max_facts.map(|_| Counter::new(store.clone(), counted.clone()));
+    let monotone: Arc<Vec<bool>> = Arc::new(
+        program
+            .footprints
+            .iter()
+            .map(|f| !f.is_nonmonotone())
+            .collect(),
+    );
     // The workers' ends: in a cluster a worker that stops early is held, not returned (see `cluster::Ending`).
     let ended = Arc::new(cluster::Ended::default());
     let in_cluster = settings.cluster.is_some();
@@ -736,22 +814,7 @@ pub fn materialize(
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
         let (store, found, timed_out, total, counted) = shared.clone();
-        // A new derived fact (not asserted, not seen by this worker before) counts once against --max-facts.
-        let seen: Rc<RefCell<hashbrown::HashSet<Q>>> = Rc::default();
-        let count = {
-            let (store, counted) = (store.clone(), counted.clone());
-            // Attached only under --max-facts.
-            move |q: &Q, diff: isize| {
-                if diff <= 0 {
-                    return;
-                }
-                let [g, s, p, o] = q.map(TermId);
-                let asserted = store.quads.graph(g).is_some_and(|i| i.contains([s, p, o]));
-                if !asserted && seen.borrow_mut().insert(*q) {
-                    counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-            }
-        };
+        let (counter, monotone) = (counter.clone(), monotone.clone());
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
         let (index, peers) = (worker.index(), worker.peers());
@@ -779,7 +842,8 @@ pub fn materialize(
                     )
                 });
                 for &r in &flat {
-                    derived.push(cx.as_ref().expect("a scope for the rules").rule(&rules[r]));
+                    let made = cx.as_ref().expect("a scope for the rules").rule(&rules[r]);
+                    derived.push(shown_to(made, counter.as_ref().filter(|_| monotone[r])));
                 }
                 for (group, recursive) in stage {
                     if *recursive {
@@ -787,7 +851,7 @@ pub fn materialize(
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
                         let reads = reads.clone();
-                        let count = count.clone();
+                        let (counter, monotone) = (counter.clone(), monotone.clone());
                         derived.push(facts.scope().iterate(move |inner, x| {
                             let cx = Cx::new(
                                 base.enter(inner).concat(x),
@@ -798,18 +862,13 @@ pub fn materialize(
                             );
                             let mut out = cx.rows_none();
                             for &r in &group {
-                                out = out.concat(cx.rule(&rules[r]));
+                                let made = cx.rule(&rules[r]);
+                                out = out.concat(shown_to(
+                                    made,
+                                    counter.as_ref().filter(|_| monotone[r]),
+                                ));
                             }
-                            let out = out.distinct();
-                            match max_facts {
-                                None => out,
-                                Some(_) => {
-                                    let count = count.clone();
-                                    (out.inner)
-                                        .inspect(move |(q, _, diff)| count(q, *diff))
-                                        .as_collection()
-                                }
-                            }
+                            shown_to(out.distinct(), counter.as_ref())
                         }));
                     }
                 }
@@ -818,14 +877,7 @@ pub fn materialize(
                     for d in derived {
                         stage_facts = stage_facts.concat(d);
                     }
-                    let mut stage_facts = stage_facts.distinct();
-                    if max_facts.is_some() {
-                        let count = count.clone();
-                        stage_facts = (stage_facts.inner)
-                            .inspect(move |(q, _, diff)| count(q, *diff))
-                            .as_collection();
-                    }
-                    facts = facts.concat(stage_facts);
+                    facts = facts.concat(shown_to(stage_facts.distinct(), counter.as_ref()));
                 }
             }
             let facts = facts.distinct();
