@@ -910,14 +910,10 @@ pub(super) fn update(
     let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
     // The new data, numbered by the state's dictionary so that its facts compare with the state's by id; meanwhile,
-    // on another core, the derived facts before (for `--diff`) are listed and their orders (which maintenance
-    // reads) built.
+    // on another core, the derived facts before (for `--diff`) are listed.
     control::enter(Phase::Load);
     let (before, loaded) = rayon::join(
-        || {
-            old.overlay.build_orders();
-            output_facts(&old.overlay, None)
-        },
+        || output_facts(&old.overlay, None),
         || {
             load_changed(
                 old_store,

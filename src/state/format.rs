@@ -403,33 +403,45 @@ impl Parts {
             ));
         }
         // The dictionary's table is built while the orders are checked.
-        let (dict, facts) = rayon::join(
+        // The dictionary's table, the asserted quads' indexes and the derived quads' orders are built side by side
+        // (the derived orders would otherwise be built on first read, by one thread, in the middle of a query).
+        let asserted = self.asserted;
+        let derived = self.derived;
+        let (dict, (graphs, overlay)) = rayon::join(
             || Dictionary::from_parts(self.dict),
-            || -> Result<_, Damaged> {
-                let mut graphs = Vec::new();
-                for (g, spo) in self.asserted {
-                    if !known(g) || !in_range(&spo) {
-                        return Err(Damaged(
-                            "an asserted quad names a term the dictionary lacks".to_owned(),
-                        ));
-                    }
-                    let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
-                        Damaged("an index of asserted quads is not sorted".to_owned())
-                    })?;
-                    graphs.push((g, index));
-                }
-                let mut overlay = Overlay::new();
-                for (g, spo) in self.derived {
-                    if !known(g) || !in_range(&spo) || !overlay.add_sorted(g, spo) {
-                        return Err(Damaged("the derived quads are damaged".to_owned()));
-                    }
-                }
-                Ok((graphs, overlay))
+            || {
+                rayon::join(
+                    || -> Result<_, Damaged> {
+                        let mut graphs = Vec::new();
+                        for (g, spo) in asserted {
+                            if !known(g) || !in_range(&spo) {
+                                return Err(Damaged(
+                                    "an asserted quad names a term the dictionary lacks".to_owned(),
+                                ));
+                            }
+                            let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
+                                Damaged("an index of asserted quads is not sorted".to_owned())
+                            })?;
+                            graphs.push((g, index));
+                        }
+                        Ok(graphs)
+                    },
+                    || -> Result<_, Damaged> {
+                        let mut overlay = Overlay::new();
+                        for (g, spo) in derived {
+                            if !known(g) || !in_range(&spo) || !overlay.add_sorted(g, spo) {
+                                return Err(Damaged("the derived quads are damaged".to_owned()));
+                            }
+                        }
+                        overlay.build_orders();
+                        Ok(overlay)
+                    },
+                )
             },
         );
         let dict = dict.ok_or_else(|| Damaged("the dictionary does not decode".to_owned()))?;
         debug_assert_eq!(dict.end().0, end);
-        let (graphs, overlay) = facts?;
+        let (graphs, overlay) = (graphs?, overlay?);
         Ok(Snapshot {
             store: Store {
                 dict,
