@@ -1,6 +1,6 @@
 //! This module defines the planner's estimates: pure functions from index counts to expected row counts.
 
-use crate::ir::{PatternTerm, TriplePattern, VarSet};
+use crate::ir::{PatternTerm, TriplePattern, VarId, VarSet};
 use crate::store::quads::PredicateStats;
 use crate::store::{Pattern, TermId};
 
@@ -17,12 +17,20 @@ pub trait Statistics {
 
 /// Whether a pattern position is fixed for a row: a constant, a variable bound earlier, or a triple term whose
 /// parts all are.
-fn fixed(t: &PatternTerm, bound: &VarSet) -> bool {
+fn fixed(t: &PatternTerm, bound: &impl Fn(VarId) -> bool) -> bool {
     match t {
         PatternTerm::Const(_) => true,
-        PatternTerm::Var(v) => bound.contains(*v),
+        PatternTerm::Var(v) => bound(*v),
         PatternTerm::Triple(parts) => parts.iter().all(|p| fixed(p, bound)),
     }
+}
+
+/// Which of a triple pattern's subject, predicate and object `bound` fixes (bits 0, 1, 2): all that
+/// [`estimate_pattern`] reads of `bound`, so an estimate holds while this mask stays the same.
+pub fn fixed_mask(tp: &TriplePattern, bound: impl Fn(VarId) -> bool) -> u8 {
+    (0..3).fold(0, |mask, i| {
+        mask | u8::from(fixed(&tp.terms[i], &bound)) << i
+    })
 }
 
 /// Expected matches of a triple pattern for one input row whose bound variables are `bound`.
@@ -30,6 +38,7 @@ fn fixed(t: &PatternTerm, bound: &VarSet) -> bool {
 /// The count of the pattern with its constants is exact (a range length); each position bound by a variable
 /// divides it by the number of distinct values that position takes for the predicate (uniformity assumption).
 pub fn estimate_pattern(stats: &impl Statistics, tp: &TriplePattern, bound: &VarSet) -> f64 {
+    let bound = |v: VarId| bound.contains(v);
     let constants: Pattern = tp.terms.clone().map(|t| match t {
         PatternTerm::Const(c) => Some(c),
         _ => None,
@@ -43,7 +52,7 @@ pub fn estimate_pattern(stats: &impl Statistics, tp: &TriplePattern, bound: &Var
         _ => None,
     };
     let var_fixed =
-        |i: usize| !matches!(tp.terms[i], PatternTerm::Const(_)) && fixed(&tp.terms[i], bound);
+        |i: usize| !matches!(tp.terms[i], PatternTerm::Const(_)) && fixed(&tp.terms[i], &bound);
     if var_fixed(0) {
         est /= match pred {
             Some(p) if constants[2].is_none() => p.subjects.max(1) as f64,
@@ -59,7 +68,7 @@ pub fn estimate_pattern(stats: &impl Statistics, tp: &TriplePattern, bound: &Var
             _ => est.sqrt().max(1.0),
         };
     }
-    if (0..3).all(|i| fixed(&tp.terms[i], bound)) {
+    if (0..3).all(|i| fixed(&tp.terms[i], &bound)) {
         est = est.min(1.0);
     }
     est.max(1e-3)

@@ -135,6 +135,14 @@ struct Planner<'a> {
     reorder: bool,
 }
 
+/// An operand's last estimates while a join is planned: with the step's bound variables (a triple pattern's,
+/// by which of its terms they fix), and with none.
+#[derive(Clone, Copy, Default)]
+struct Memo {
+    bound: Option<(u8, f64)>,
+    alone: Option<f64>,
+}
+
 /// Whether evaluating `op` on input rows that may bind `maybe` (instead of on its own and joining) gives the
 /// same solutions: true for patterns, and for compound operators whose inner scopes read none of the input's
 /// variables that the operator does not itself bind for sure.
@@ -185,6 +193,28 @@ impl Planner<'_> {
     }
 
     /// Expected output rows per input row.
+    /// [`Planner::estimate`], remembered in `memo` for a triple pattern by which of its terms `bound` fixes.
+    /// `is_bound` answers as `bound` does, by table.
+    fn estimate_memo(
+        &self,
+        op: &Op,
+        (bound, is_bound): (&VarSet, &impl Fn(VarId) -> bool),
+        memo: &mut Option<(u8, f64)>,
+    ) -> f64 {
+        let Op::Pattern(tp) = op else {
+            return self.estimate(op, bound);
+        };
+        let key = crate::plan::cost::fixed_mask(tp, is_bound);
+        match *memo {
+            Some((k, e)) if k == key => e,
+            _ => {
+                let e = self.estimate(op, bound);
+                *memo = Some((key, e));
+                e
+            }
+        }
+    }
+
     fn estimate(&self, op: &Op, bound: &VarSet) -> f64 {
         match op {
             Op::Empty => 0.0,
@@ -487,30 +517,49 @@ impl Planner<'_> {
                 .collect()
         };
         self.place_filters(&mut filters, &operands, &certain, &mut stages);
+        // What each operand needs bound before it can run, and its variables: the same at every step, so worked
+        // out once (each step's choice looks at every operand left: work done per operand per step makes a join
+        // of n operands cost n² of it).
+        let mut needs: Vec<VarSet> = operands
+            .iter()
+            .map(|op| {
+                // A subquery of the block that projects the block's graph (it reads it) waits for it too, so its
+                // LIMIT, ORDER BY and groups apply per graph.
+                let scope = matches!(
+                    op,
+                    Op::Project { .. }
+                        | Op::Group { .. }
+                        | Op::Distinct(_)
+                        | Op::Slice { .. }
+                        | Op::OrderBy { .. }
+                );
+                let mut needs = required(op);
+                if scope {
+                    needs.extend(&op.vars().intersection(&active));
+                }
+                needs
+            })
+            .collect();
+        let mut vars_of: Vec<VarSet> = operands.iter().map(|op| op.vars()).collect();
+        // Each operand's last estimate: a triple pattern's holds while the same terms are fixed.
+        let mut memo: Vec<Memo> = vec![Memo::default(); operands.len()];
+        // `certain` as a table by variable index, for the per-operand questions of each step.
+        let mut is_certain: Vec<bool> = Vec::new();
+        let mark = |is_certain: &mut Vec<bool>, vars: &VarSet| {
+            for v in vars.iter() {
+                if v.index() >= is_certain.len() {
+                    is_certain.resize(v.index() + 1, false);
+                }
+                is_certain[v.index()] = true;
+            }
+        };
+        mark(&mut is_certain, &certain);
         while !operands.is_empty() {
+            let bound = |v: VarId| is_certain.get(v.index()).copied().unwrap_or(false);
             let mut best = 0;
             let mut best_cost = f64::INFINITY;
             // A subquery inside GRAPH ?g reads the graph ?g names: it waits until ?g is bound.
-            let ready: Vec<bool> = operands
-                .iter()
-                .map(|op| {
-                    // A subquery of the block that projects the block's graph (it reads it) waits for it too, so
-                    // its LIMIT, ORDER BY and groups apply per graph.
-                    let scope = matches!(
-                        op,
-                        Op::Project { .. }
-                            | Op::Group { .. }
-                            | Op::Distinct(_)
-                            | Op::Slice { .. }
-                            | Op::OrderBy { .. }
-                    );
-                    let mut needs = required(op);
-                    if scope {
-                        needs.extend(&op.vars().intersection(&active));
-                    }
-                    needs.is_subset(&certain)
-                })
-                .collect();
+            let ready: Vec<bool> = needs.iter().map(|n| n.is_subset(&certain)).collect();
             let any_ready = ready.iter().any(|r| *r);
             let outer = outer_of(&maybe, &certain);
             for (i, op) in operands.iter().enumerate() {
@@ -522,12 +571,14 @@ impl Planner<'_> {
                     break;
                 }
                 let per_row = if seedable(op, &outer) {
-                    self.estimate(op, &certain)
+                    self.estimate_memo(op, (&certain, &bound), &mut memo[i].bound)
                 } else {
-                    self.estimate(op, &VarSet::new())
+                    *memo[i]
+                        .alone
+                        .get_or_insert_with(|| self.estimate(op, &VarSet::new()))
                 };
                 // Prefer operands connected to what is bound: a cross product only when nothing else is left.
-                let connected = certain.is_empty() || op.vars().intersects(&certain);
+                let connected = certain.is_empty() || vars_of[i].iter().any(bound);
                 let cost = rows * per_row * if connected { 1.0 } else { 1e3 };
                 if cost < best_cost {
                     best_cost = cost;
@@ -535,7 +586,9 @@ impl Planner<'_> {
                 }
             }
             let op = operands.remove(best);
-            let per_row = self.estimate(op, &certain);
+            needs.remove(best);
+            vars_of.remove(best);
+            let per_row = self.estimate_memo(op, (&certain, &bound), &mut memo.remove(best).bound);
             let keys: Vec<VarId> = op.certain_vars().intersection(&certain).iter().collect();
             // Many input rows against a small pattern: hash the pattern's matches once instead of one index
             // lookup per row.
@@ -591,7 +644,9 @@ impl Planner<'_> {
                 )
             };
             rows *= per_row;
-            certain.extend(&op.certain_vars());
+            let own = op.certain_vars();
+            mark(&mut is_certain, &own);
+            certain.extend(&own);
             maybe.extend(&op.vars());
             stages.push(stage);
             self.place_filters(&mut filters, &operands, &certain, &mut stages);
