@@ -192,7 +192,6 @@ impl Planner<'_> {
         Node { id, est, kind }
     }
 
-    /// Expected output rows per input row.
     /// [`Planner::estimate`], remembered in `memo` for a triple pattern by which of its terms `bound` fixes.
     /// `is_bound` answers as `bound` does, by table.
     fn estimate_memo(
@@ -215,6 +214,7 @@ impl Planner<'_> {
         }
     }
 
+    /// Expected output rows per input row.
     fn estimate(&self, op: &Op, bound: &VarSet) -> f64 {
         match op {
             Op::Empty => 0.0,
