@@ -19,6 +19,7 @@ use crate::state::format::Delta;
 use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
+use crate::store::overlay::merge_runs;
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, well_known};
 
 /// Where a command's facts came from.
@@ -434,12 +435,11 @@ pub(super) struct Updated {
 /// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
 /// Each graph's facts come in SPO-sorted runs (the overlay's, and the asserted index): merged, not sorted again
 /// (a graph of one run is copied as it is).
-pub(super) fn output_facts(overlay: &Overlay, asserted: Option<&QuadStore>) -> Vec<Quad> {
-    let store = asserted;
+pub(super) fn output_facts(overlay: &Overlay, with: Option<&QuadStore>) -> Vec<Quad> {
     let asserted =
-        |g: TermId| -> Option<&[Triple]> { store.and_then(|s| s.graph(g)).map(|i| i.triples()) };
+        |g: TermId| -> Option<&[Triple]> { with.and_then(|s| s.graph(g)).map(|i| i.triples()) };
     let mut graphs: Vec<TermId> = overlay.graph_ids().collect();
-    if let Some(store) = store {
+    if let Some(store) = with {
         graphs.extend(store.graphs().map(|(g, _)| g));
         graphs.sort_unstable();
         graphs.dedup();
@@ -463,55 +463,6 @@ pub(super) fn output_facts(overlay: &Overlay, asserted: Option<&QuadStore>) -> V
     // anything.
     quads.dedup();
     quads
-}
-
-/// Calls `out` with the triples of sorted `runs`, in order. The largest run is merged with the others' merge
-/// by stretches (a maintained state is one large run and a few small ones: its stretches between the others'
-/// triples are found by binary search, not taken one at a time off a heap); the others by a k-way merge over a
-/// heap of their heads.
-fn merge_runs(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
-    match runs {
-        [] => return,
-        [run] => {
-            run.iter().for_each(|&t| out(t));
-            return;
-        }
-        _ => {}
-    }
-    let largest = (0..runs.len())
-        .max_by_key(|&r| (runs[r].len(), std::cmp::Reverse(r)))
-        .expect("two runs or more");
-    let mut rest: Vec<&[Triple]> = runs.to_vec();
-    let big = rest.remove(largest);
-    if rest.iter().map(|r| r.len()).sum::<usize>() * 8 < big.len() {
-        let mut small = Vec::with_capacity(rest.iter().map(|r| r.len()).sum());
-        merge_heap(&rest, |t| small.push(t));
-        let mut from = 0;
-        for t in small {
-            let stretch = big[from..].partition_point(|x| *x < t);
-            big[from..from + stretch].iter().for_each(|&x| out(x));
-            from += stretch;
-            out(t);
-        }
-        big[from..].iter().for_each(|&x| out(x));
-        return;
-    }
-    merge_heap(runs, out);
-}
-
-/// Calls `out` with the triples of sorted `runs`, in order: a k-way merge over a heap of the runs' heads.
-fn merge_heap(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
-    use std::cmp::Reverse;
-    let mut heads: std::collections::BinaryHeap<Reverse<(Triple, usize, usize)>> = (runs.iter())
-        .enumerate()
-        .filter_map(|(r, run)| run.first().map(|&t| Reverse((t, r, 0))))
-        .collect();
-    while let Some(Reverse((t, r, i))) = heads.pop() {
-        out(t);
-        if let Some(&next) = runs[r].get(i + 1) {
-            heads.push(Reverse((next, r, i + 1)));
-        }
-    }
 }
 
 /// The data loaded by `loader` (into its dictionary), with each file's line table, for the next dump to be
@@ -1039,31 +990,4 @@ pub(super) fn update(
         times,
         lines_compared,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        #[test]
-        fn merged_runs_give_their_triples_in_order_whether_one_run_dwarfs_the_others_or_not(
-            facts in proptest::collection::btree_map((0u32..30, 0u32..3, 0u32..30), 0usize..4, 0..200),
-            dwarfing in proptest::bool::ANY,
-        ) {
-            // Each triple goes to one of four runs; with `dwarfing`, nearly all to the first.
-            let mut runs: Vec<Vec<Triple>> = vec![Vec::new(); 4];
-            for (i, (&(s, p, o), &r)) in facts.iter().enumerate() {
-                let r = if dwarfing && i % 16 != 0 { 0 } else { r };
-                runs[r].push([TermId(s), TermId(p), TermId(o)]);
-            }
-            let slices: Vec<&[Triple]> = runs.iter().map(Vec::as_slice).collect();
-            let mut merged = Vec::new();
-            merge_runs(&slices, |t| merged.push(t));
-            let expected: Vec<Triple> =
-                facts.keys().map(|&(s, p, o)| [TermId(s), TermId(p), TermId(o)]).collect();
-            prop_assert_eq!(merged, expected);
-        }
-    }
 }

@@ -432,14 +432,11 @@ impl Overlay {
         });
     }
 
-    /// One graph's derived facts as one SPO-sorted list (for a saved state).
+    /// One graph's derived facts as one SPO-sorted list (for a saved state): its runs merged.
     pub fn graph_triples(&self, graph: TermId) -> Vec<Triple> {
-        let mut spo: Vec<Triple> = self.runs_of(graph).flatten().copied().collect();
-        if spo.len() > 1 << 14 {
-            spo.par_sort_unstable();
-        } else {
-            spo.sort_unstable();
-        }
+        let runs: Vec<&[Triple]> = self.runs_of(graph).collect();
+        let mut spo = Vec::with_capacity(runs.iter().map(|r| r.len()).sum());
+        merge_runs(&runs, |t| spo.push(t));
         spo
     }
 
@@ -695,6 +692,55 @@ impl Iterator for Scan<'_> {
 
 impl ExactSizeIterator for Scan<'_> {}
 
+/// Calls `out` with the triples of sorted `runs`, in order. The largest run is merged with the others' merge
+/// by stretches (a maintained state is one large run and a few small ones: its stretches between the others'
+/// triples are found by binary search, not taken one at a time off a heap); the others by a k-way merge over a
+/// heap of their heads.
+pub fn merge_runs(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
+    match runs {
+        [] => return,
+        [run] => {
+            run.iter().for_each(|&t| out(t));
+            return;
+        }
+        _ => {}
+    }
+    let largest = (0..runs.len())
+        .max_by_key(|&r| (runs[r].len(), std::cmp::Reverse(r)))
+        .expect("two runs or more");
+    let mut rest: Vec<&[Triple]> = runs.to_vec();
+    let big = rest.remove(largest);
+    if rest.iter().map(|r| r.len()).sum::<usize>() * 8 < big.len() {
+        let mut small = Vec::with_capacity(rest.iter().map(|r| r.len()).sum());
+        merge_heap(&rest, |t| small.push(t));
+        let mut from = 0;
+        for t in small {
+            let stretch = big[from..].partition_point(|x| *x < t);
+            big[from..from + stretch].iter().for_each(|&x| out(x));
+            from += stretch;
+            out(t);
+        }
+        big[from..].iter().for_each(|&x| out(x));
+        return;
+    }
+    merge_heap(runs, out);
+}
+
+/// Calls `out` with the triples of sorted `runs`, in order: a k-way merge over a heap of the runs' heads.
+fn merge_heap(runs: &[&[Triple]], mut out: impl FnMut(Triple)) {
+    use std::cmp::Reverse;
+    let mut heads: std::collections::BinaryHeap<Reverse<(Triple, usize, usize)>> = (runs.iter())
+        .enumerate()
+        .filter_map(|(r, run)| run.first().map(|&t| Reverse((t, r, 0))))
+        .collect();
+    while let Some(Reverse((t, r, i))) = heads.pop() {
+        out(t);
+        if let Some(&next) = runs[r].get(i + 1) {
+            heads.push(Reverse((next, r, i + 1)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -834,6 +880,27 @@ mod tests {
                     prop_assert_eq!(got, want);
                 }
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn merged_runs_give_their_triples_in_order_whether_one_run_dwarfs_the_others_or_not(
+            facts in proptest::collection::btree_map((0u32..30, 0u32..3, 0u32..30), 0usize..4, 0..200),
+            dwarfing in proptest::bool::ANY,
+        ) {
+            // Each triple goes to one of four runs; with `dwarfing`, nearly all to the first.
+            let mut runs: Vec<Vec<Triple>> = vec![Vec::new(); 4];
+            for (i, (&(s, p, o), &r)) in facts.iter().enumerate() {
+                let r = if dwarfing && i % 16 != 0 { 0 } else { r };
+                runs[r].push([TermId(s), TermId(p), TermId(o)]);
+            }
+            let slices: Vec<&[Triple]> = runs.iter().map(Vec::as_slice).collect();
+            let mut merged = Vec::new();
+            merge_runs(&slices, |t| merged.push(t));
+            let expected: Vec<Triple> =
+                facts.keys().map(|&(s, p, o)| [TermId(s), TermId(p), TermId(o)]).collect();
+            prop_assert_eq!(merged, expected);
         }
     }
 }
