@@ -604,6 +604,40 @@ fn a_non_recursive_fact_with_another_derivation_is_kept_without_deleting_what_fo
     assert_eq!(kept.lines().count(), 2);
 }
 
+#[test]
+fn a_recursive_group_fact_an_earlier_rule_still_derives_is_neither_overdeleted_nor_followed() {
+    // Person, Employee and Student support each other inside one recursive group; a Member is a Person by a
+    // rule of an earlier stage. Removing "takesCourse" loses Student, which makes Person a candidate, but the
+    // earlier rule still derives Person over the new data: it is kept without overdeleting, and Employee, which
+    // follows from it, is never a candidate (DRed alone would have overdeleted Student, Person and Employee,
+    // then derived Person and Employee again).
+    let data = |course: bool| -> String {
+        let mut d = format!("<{EX}n0> a <{EX}Member> .\n<{EX}n0> <{EX}worksFor> <{EX}o> .\n");
+        if course {
+            d.push_str(&format!("<{EX}n0> <{EX}takesCourse> <{EX}c> .\n"));
+        }
+        d
+    };
+    let rules = vec![
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Student> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Student> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}takesCourse> ?c }}"
+        ),
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Employee> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Employee> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}worksFor> ?o }}"
+        ),
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Member> }}"),
+    ];
+    let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
+    let Mode::Incremental(stats) = mode else {
+        panic!("derived again: {mode:?}");
+    };
+    assert_eq!((stats.overdeleted, stats.rederived), (1, 0), "{stats:?}");
+    assert_eq!(kept, run(&data(false), &rules, Schedule::Staged, 1));
+    assert_eq!(kept.lines().count(), 2);
+}
+
 /// A ring of 80 nodes linked by `r`, without the link from `skip` to the next.
 fn ring(skip: Option<usize>) -> String {
     (0..80)

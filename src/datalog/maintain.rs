@@ -8,7 +8,9 @@
 //!  non-recursive  delta rules with an eager one-step check: a candidate no rule done so far derives over
 //!                 E' ∪ (I − G) is gone; a gone fact the group derives again comes back
 //!  recursive      DRed inside the group (Gupta, Mumick and Subrahmanian, SIGMOD 1993; as in RDFox, Motik et al.,
-//!                 AAAI 2015): overdelete its candidates' consequences, rederive in one step, close forward
+//!                 AAAI 2015): overdelete its candidates' consequences, rederive in one step, close forward; a
+//!                 candidate an earlier group still derives over E' ∪ (I − G) is kept and not followed (the
+//!                 Backward/Forward check, Motik et al., AAAI 2015, for support from outside the group)
 //! insert       semi-naive from E⁺ over E', starting from what is left
 //! ```
 //!
@@ -741,7 +743,8 @@ fn equivalence(
 /// one group    holds(c) := some rule of a group done so far (or this one) derives c in one step over
 ///              E' ∪ (I − G) (earlier writers read final facts; a later writer brings c back when it runs)
 /// non-recursive  G += { c ∈ C | ¬holds(c) };  G −= { g ∈ G | a rule of the group derives g }
-/// recursive    DRed inside the group: D := C closed over the group's rules (old state); G += D;
+/// recursive    DRed inside the group: D := C closed over the group's rules (old state), less the facts an
+///              earlier group derives in one step over the new state (they hold: not overdeleted, not followed); G += D;
 ///              R := { d ∈ D ∪ G | holds(d) };  G −= R, closed forward over the group's rules (new state)
 /// ```
 ///
@@ -900,7 +903,14 @@ fn maintain(
                 }
                 continue;
             }
-            // Overdelete inside the group, over the old state.
+            // Overdelete inside the group, over the old state. A candidate that an earlier group derives in one
+            // step over the new state (whose facts are final) holds whatever the group loses: it is neither
+            // overdeleted nor followed (the Backward/Forward idea for the support from outside the group).
+            let others: Vec<usize> = done
+                .iter()
+                .copied()
+                .filter(|r| !g.rules.contains(r))
+                .collect();
             let before = gone.sorted();
             let mut frontier = before.clone();
             let mut lost: Vec<Quad> = Vec::new();
@@ -910,9 +920,15 @@ fn maintain(
                     seeded_jobs(program, &g.rules, &frontier, &delta, &mut whole_done, false);
                 let outs = over_old!(&jobs);
                 made_left = made_left.saturating_sub(outs.iter().map(|o| o.made as usize).sum());
-                let found: Vec<Quad> = facts(outs, end).filter(|q| gone.holds_derived(q)).collect();
-                frontier = found.into_iter().filter(|q| gone.lose(*q)).collect();
-                frontier.sort_unstable();
+                let mut found: Vec<Quad> =
+                    facts(outs, end).filter(|q| gone.holds_derived(q)).collect();
+                found.sort_unstable();
+                found.dedup();
+                let held = holding!(&[(&others[..], &found[..])]);
+                frontier = found
+                    .into_iter()
+                    .filter(|q| !held.contains(q) && gone.lose(*q))
+                    .collect();
                 lost.extend(&frontier);
                 if made_left == 0 || gone.set.len() > give_up_at {
                     return Ok(Err(gave_up(made_left)));
