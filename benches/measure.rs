@@ -17,6 +17,7 @@ pub struct Measured {
     /// The exit code (-1: killed by a signal).
     pub code: i32,
     /// The peak resident size, sampled every 2 ms.
+    #[allow(dead_code)] // not every bench reads it
     pub peak_mib: f64,
     /// Wall seconds.
     pub wall: f64,
