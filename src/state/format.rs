@@ -402,42 +402,37 @@ impl Parts {
                 "the dictionary does not start at the first id".to_owned(),
             ));
         }
-        // The dictionary's table is built while the orders are checked.
         // The dictionary's table, the asserted quads' indexes and the derived quads' orders are built side by side
         // (the derived orders would otherwise be built on first read, by one thread, in the middle of a query).
-        let asserted = self.asserted;
-        let derived = self.derived;
+        let (asserted, derived) = (self.asserted, self.derived);
+        let indexes = || -> Result<Vec<(TermId, TripleIndex)>, Damaged> {
+            let mut graphs = Vec::new();
+            for (g, spo) in asserted {
+                if !known(g) || !in_range(&spo) {
+                    return Err(Damaged(
+                        "an asserted quad names a term the dictionary lacks".to_owned(),
+                    ));
+                }
+                let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
+                    Damaged("an index of asserted quads is not sorted".to_owned())
+                })?;
+                graphs.push((g, index));
+            }
+            Ok(graphs)
+        };
+        let overlay = || -> Result<Overlay, Damaged> {
+            let mut overlay = Overlay::new();
+            for (g, spo) in derived {
+                if !known(g) || !in_range(&spo) || !overlay.add_sorted(g, spo) {
+                    return Err(Damaged("the derived quads are damaged".to_owned()));
+                }
+            }
+            overlay.build_orders();
+            Ok(overlay)
+        };
         let (dict, (graphs, overlay)) = rayon::join(
             || Dictionary::from_parts(self.dict),
-            || {
-                rayon::join(
-                    || -> Result<_, Damaged> {
-                        let mut graphs = Vec::new();
-                        for (g, spo) in asserted {
-                            if !known(g) || !in_range(&spo) {
-                                return Err(Damaged(
-                                    "an asserted quad names a term the dictionary lacks".to_owned(),
-                                ));
-                            }
-                            let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
-                                Damaged("an index of asserted quads is not sorted".to_owned())
-                            })?;
-                            graphs.push((g, index));
-                        }
-                        Ok(graphs)
-                    },
-                    || -> Result<_, Damaged> {
-                        let mut overlay = Overlay::new();
-                        for (g, spo) in derived {
-                            if !known(g) || !in_range(&spo) || !overlay.add_sorted(g, spo) {
-                                return Err(Damaged("the derived quads are damaged".to_owned()));
-                            }
-                        }
-                        overlay.build_orders();
-                        Ok(overlay)
-                    },
-                )
-            },
+            || rayon::join(indexes, overlay),
         );
         let dict = dict.ok_or_else(|| Damaged("the dictionary does not decode".to_owned()))?;
         debug_assert_eq!(dict.end().0, end);
