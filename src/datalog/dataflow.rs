@@ -868,7 +868,9 @@ pub fn materialize(
                                     counter.as_ref().filter(|_| monotone[r]),
                                 ));
                             }
-                            shown_to(out.distinct(), counter.as_ref())
+                            // Counted again after `distinct` only when a rule's rows were not counted as made.
+                            let late = group.iter().any(|&r| !monotone[r]);
+                            shown_to(out.distinct(), counter.as_ref().filter(|_| late))
                         }));
                     }
                 }
@@ -877,7 +879,11 @@ pub fn materialize(
                     for d in derived {
                         stage_facts = stage_facts.concat(d);
                     }
-                    facts = facts.concat(shown_to(stage_facts.distinct(), counter.as_ref()));
+                    // A recursive group's facts are counted inside it; a flat rule's as made, or here
+                    // when it negates or aggregates.
+                    let late = flat.iter().any(|&r| !monotone[r]);
+                    let stage_facts = stage_facts.distinct();
+                    facts = facts.concat(shown_to(stage_facts, counter.as_ref().filter(|_| late)));
                 }
             }
             let facts = facts.distinct();
