@@ -135,10 +135,12 @@ struct Planner<'a> {
     reorder: bool,
 }
 
-/// An operand's last estimates while a join is planned: with the step's bound variables (a triple pattern's,
-/// by which of its terms they fix), and with none.
-#[derive(Clone, Copy, Default)]
-struct Memo {
+/// What a join's planning keeps of an operand from step to step: what it needs bound before it can run and its
+/// variables (the same at every step), and its last estimates: with the step's bound variables (a triple
+/// pattern's, by which of its terms they fix), and with none.
+struct Operand {
+    needs: VarSet,
+    vars: VarSet,
     bound: Option<(u8, f64)>,
     alone: Option<f64>,
 }
@@ -517,10 +519,9 @@ impl Planner<'_> {
                 .collect()
         };
         self.place_filters(&mut filters, &operands, &certain, &mut stages);
-        // What each operand needs bound before it can run, and its variables: the same at every step, so worked
-        // out once (each step's choice looks at every operand left: work done per operand per step makes a join
-        // of n operands cost n² of it).
-        let mut needs: Vec<VarSet> = operands
+        // What each operand needs and its variables are worked out once (each step's choice looks at every operand
+        // left: work done per operand per step makes a join of n operands cost n² of it).
+        let mut kept: Vec<Operand> = operands
             .iter()
             .map(|op| {
                 // A subquery of the block that projects the block's graph (it reads it) waits for it too, so its
@@ -537,12 +538,14 @@ impl Planner<'_> {
                 if scope {
                     needs.extend(&op.vars().intersection(&active));
                 }
-                needs
+                Operand {
+                    needs,
+                    vars: op.vars(),
+                    bound: None,
+                    alone: None,
+                }
             })
             .collect();
-        let mut vars_of: Vec<VarSet> = operands.iter().map(|op| op.vars()).collect();
-        // Each operand's last estimate: a triple pattern's holds while the same terms are fixed.
-        let mut memo: Vec<Memo> = vec![Memo::default(); operands.len()];
         // `certain` as a table by variable index, for the per-operand questions of each step.
         let mut is_certain: Vec<bool> = Vec::new();
         let mark = |is_certain: &mut Vec<bool>, vars: &VarSet| {
@@ -559,7 +562,7 @@ impl Planner<'_> {
             let mut best = 0;
             let mut best_cost = f64::INFINITY;
             // A subquery inside GRAPH ?g reads the graph ?g names: it waits until ?g is bound.
-            let ready: Vec<bool> = needs.iter().map(|n| n.is_subset(&certain)).collect();
+            let ready: Vec<bool> = kept.iter().map(|k| k.needs.is_subset(&certain)).collect();
             let any_ready = ready.iter().any(|r| *r);
             let outer = outer_of(&maybe, &certain);
             for (i, op) in operands.iter().enumerate() {
@@ -571,14 +574,14 @@ impl Planner<'_> {
                     break;
                 }
                 let per_row = if seedable(op, &outer) {
-                    self.estimate_memo(op, (&certain, &bound), &mut memo[i].bound)
+                    self.estimate_memo(op, (&certain, &bound), &mut kept[i].bound)
                 } else {
-                    *memo[i]
+                    *kept[i]
                         .alone
                         .get_or_insert_with(|| self.estimate(op, &VarSet::new()))
                 };
                 // Prefer operands connected to what is bound: a cross product only when nothing else is left.
-                let connected = certain.is_empty() || vars_of[i].iter().any(bound);
+                let connected = certain.is_empty() || kept[i].vars.iter().any(bound);
                 let cost = rows * per_row * if connected { 1.0 } else { 1e3 };
                 if cost < best_cost {
                     best_cost = cost;
@@ -586,9 +589,7 @@ impl Planner<'_> {
                 }
             }
             let op = operands.remove(best);
-            needs.remove(best);
-            vars_of.remove(best);
-            let per_row = self.estimate_memo(op, (&certain, &bound), &mut memo.remove(best).bound);
+            let per_row = self.estimate_memo(op, (&certain, &bound), &mut kept.remove(best).bound);
             let keys: Vec<VarId> = op.certain_vars().intersection(&certain).iter().collect();
             // Many input rows against a small pattern: hash the pattern's matches once instead of one index
             // lookup per row.
