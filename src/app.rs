@@ -1347,7 +1347,7 @@ fn materialize_state(
         mut reasoned,
         source,
         mode,
-        before,
+        was,
         asserted,
         base,
         record,
@@ -1363,11 +1363,20 @@ fn materialize_state(
     )?;
     let mut clock = Instant::now();
     control::enter(Phase::Output);
-    let after = state::output_facts(&reasoned.overlay, None);
-    let derived = if mode == state::Mode::Unchanged {
-        (Vec::new(), Vec::new())
-    } else {
-        changes(&before, &after)
+    let mut after = None;
+    let derived = match was {
+        _ if mode == state::Mode::Unchanged => (Vec::new(), Vec::new()),
+        crate::datalog::maintain::Was::Changed { removed, added } => (removed, added),
+        crate::datalog::maintain::Was::Listed(before) => {
+            let now = after.insert(state::output_facts(&reasoned.overlay, None));
+            changes(&before, now)
+        }
+    };
+    let derived_after = |q: &Quad| (reasoned.overlay).contains(q[0], [q[1], q[2], q[3]]);
+    // Derived before: derived after and not added, or removed.
+    let derived_before = |q: &Quad| {
+        derived_after(q) && derived.1.binary_search(q).is_err()
+            || derived.0.binary_search(q).is_ok()
     };
     // The output's change: the derived facts', or with the asserted facts written too, the net change of both
     // (a fact no longer asserted but now derived stays in the output).
@@ -1387,11 +1396,11 @@ fn materialize_state(
                 .is_some_and(|i| i.contains([q[1], q[2], q[3]]))
         };
         let mut removed: Vec<Quad> = (derived.0.iter().chain(&asserted.0))
-            .filter(|q| !has_asserted(q) && after.binary_search(q).is_err())
+            .filter(|q| !has_asserted(q) && !derived_after(q))
             .copied()
             .collect();
         let mut added: Vec<Quad> = (derived.1.iter().chain(&asserted.1))
-            .filter(|q| !had_asserted(q) && before.binary_search(q).is_err())
+            .filter(|q| !had_asserted(q) && !derived_before(q))
             .copied()
             .collect();
         for list in [&mut removed, &mut added] {
@@ -1402,12 +1411,11 @@ fn materialize_state(
     } else {
         derived.clone()
     };
-    drop(before);
     if settings.output {
         let quads = if settings.include_asserted {
             state::output_facts(&reasoned.overlay, Some(&store.quads))
         } else {
-            after
+            after.unwrap_or_else(|| state::output_facts(&reasoned.overlay, None))
         };
         write_facts(settings, &store, &mut reasoned, run, quads)?;
     } else {

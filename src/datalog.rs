@@ -259,6 +259,8 @@ pub struct Report {
     /// With [`Options::track`]: each derived fact with the index of the rule that first derived it (the first
     /// stage, then the first pass, then the first job in job order that found it), sorted by fact.
     pub credits: Vec<(Quad, u32)>,
+    /// With [`Options::start`] (maintenance's insertion): the facts the run added, in the order it added them.
+    pub inserted: Vec<Quad>,
 }
 
 impl Report {
@@ -284,8 +286,11 @@ impl Report {
         let mut credits = self.credits;
         credits.extend(later.credits.into_iter().map(|(q, r)| (q, r + offset)));
         credits.sort_unstable();
+        let mut inserted = self.inserted;
+        inserted.extend(later.inserted);
         Report {
             credits,
+            inserted,
             derived: self.derived + later.derived,
             capped: self.capped.or(later.capped),
             capped_rules,

@@ -220,7 +220,8 @@ fn maintained(old: &str, new: &str, rules: &[String], threads: usize) -> (String
         let old_asserted = store.quads;
         let mut store = load(new, Some(store.dict));
         let changes = maintain::asserted_changes(&old_asserted, &store.quads);
-        let (after, report, mode) = maintain::update(
+        let listed_before = sorted_quads(&before);
+        let (after, report, mode, was) = maintain::update(
             &program,
             &mut store,
             old_asserted,
@@ -231,8 +232,36 @@ fn maintained(old: &str, new: &str, rules: &[String], threads: usize) -> (String
         )
         .expect("maintenance");
         assert!(report.capped.is_none(), "capped: {report:?}");
+        // The change maintenance reports is the change between the lists of derived facts before and after.
+        let listed_after = sorted_quads(&after);
+        let (removed, added) = match was {
+            maintain::Was::Changed { removed, added } => (removed, added),
+            maintain::Was::Listed(before) => {
+                assert_eq!(before, listed_before, "the derived facts before, listed");
+                list_change(&before, &listed_after)
+            }
+        };
+        assert_eq!(
+            (removed, added),
+            list_change(&listed_before, &listed_after),
+            "the change to the derived facts ({mode:?})"
+        );
         (nquads(&store, &after), mode)
     })
+}
+
+/// An overlay's facts, sorted.
+fn sorted_quads(overlay: &Overlay) -> Vec<Quad> {
+    let mut quads = overlay.clone().into_quads();
+    quads.sort_unstable();
+    quads
+}
+
+/// The facts of `before` not in `after`, and of `after` not in `before` (both sorted).
+fn list_change(before: &[Quad], after: &[Quad]) -> (Vec<Quad>, Vec<Quad>) {
+    let gone = before.iter().filter(|q| after.binary_search(q).is_err());
+    let came = after.iter().filter(|q| before.binary_search(q).is_err());
+    (gone.copied().collect(), came.copied().collect())
 }
 
 /// Old data, and new data that keeps some of its facts and adds others (some named-graph facts, some literals,

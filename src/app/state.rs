@@ -416,9 +416,10 @@ pub(super) struct Updated {
     /// `Ran`: the state is saved after the output.
     pub(super) source: Source,
     pub(super) mode: Mode,
-    /// The derived facts the state held before, ids of `store`'s dictionary, sorted: for `--diff`, the
-    /// statistics and the delta. Empty when there was no state.
-    pub(super) before: Vec<Quad>,
+    /// The derived facts the state held before (ids of `store`'s dictionary), as much as `--diff`, the
+    /// statistics and the delta need: the change, when maintenance knows it, else all of them (none when
+    /// there was no state).
+    pub(super) was: maintain::Was,
     /// The asserted facts removed and added, sorted, when the state's data changed.
     pub(super) asserted: Changes,
     /// When the state's program and options still hold: the files it was opened from and its dictionary's
@@ -786,7 +787,7 @@ pub(super) fn update(
                 reasoned,
                 source: Source::Ran,
                 mode: Mode::Full("there was no state yet".to_owned()),
-                before: Vec::new(),
+                was: maintain::Was::Listed(Vec::new()),
                 asserted: (Vec::new(), Vec::new()),
                 base: None,
                 record,
@@ -843,7 +844,7 @@ pub(super) fn update(
             reasoned,
             source: Source::State,
             mode,
-            before,
+            was: maintain::Was::Listed(before),
             asserted: (Vec::new(), Vec::new()),
             base: None,
             record: Record {
@@ -860,22 +861,15 @@ pub(super) fn update(
     lap("open", &mut times);
     let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
-    // The new data, numbered by the state's dictionary so that its facts compare with the state's by id; meanwhile,
-    // on another core, the derived facts before (for `--diff`) are listed.
+    // The new data, numbered by the state's dictionary so that its facts compare with the state's by id.
     control::enter(Phase::Load);
-    let (before, loaded) = rayon::join(
-        || output_facts(&old.overlay, None),
-        || {
-            load_changed(
-                old_store,
-                (dir, &manifest),
-                (sources, change, given_inputs),
-                (load_options, &load, &settings),
-                progress,
-            )
-        },
-    );
-    let (mut store, old_asserted, asserted, record, lines_compared) = loaded?;
+    let (mut store, old_asserted, asserted, record, lines_compared) = load_changed(
+        old_store,
+        (dir, &manifest),
+        (sources, change, given_inputs),
+        (load_options, &load, &settings),
+        progress,
+    )?;
     lap("load", &mut times);
     // The data's stored rules are part of the program: a change to them is a change of program.
     let stored = |texts: &[RuleText]| -> Vec<RuleText> {
@@ -907,6 +901,7 @@ pub(super) fn update(
         None
     };
     if let Some(why) = full {
+        let before = output_facts(&old.overlay, None);
         drop((old_asserted, old));
         let reasoned = reason(&mut store, &settings, run, false, progress)?;
         lap("reason", &mut times);
@@ -915,7 +910,7 @@ pub(super) fn update(
             reasoned,
             source: Source::Ran,
             mode: Mode::Full(why),
-            before,
+            was: maintain::Was::Listed(before),
             asserted,
             base,
             record,
@@ -944,7 +939,7 @@ pub(super) fn update(
             absent.into_iter().map(|e| builder.error(e)).collect(),
         ));
     }
-    let (overlay, report, how) = maintain::update(
+    let (overlay, report, how, was) = maintain::update(
         &program,
         &mut store,
         old_asserted,
@@ -983,7 +978,7 @@ pub(super) fn update(
         },
         source: Source::Ran,
         mode,
-        before,
+        was,
         asserted,
         base,
         record,

@@ -633,6 +633,7 @@ pub fn run_over(
     }
     report.elapsed = start.elapsed();
     report.credits.sort_unstable();
+    report.inserted = added_by_run;
     (overlay, report)
 }
 

@@ -30,6 +30,7 @@ use rayon::prelude::*;
 
 use crate::exec::{Cancel, ExecError};
 use crate::ir::{Op, VarId};
+use crate::store::overlay::merge_runs;
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
 use super::delta::{Seeding, seeding};
@@ -236,6 +237,41 @@ pub const LARGE_REMOVAL: &str = "the change removes more than a twentieth of the
 /// Why a change is derived again when every rule reads a negation or aggregate it reaches.
 pub const EVERY_RULE: &str = "every rule negates or aggregates facts the change reaches, or reads or writes what such a rule writes";
 
+/// The derived facts before the change, as much of them as a diff needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Was {
+    /// The change itself, from what the maintenance did, each list sorted: the derived facts that went, and
+    /// those that came.
+    Changed {
+        /// Derived facts before, not after.
+        removed: Vec<Quad>,
+        /// Derived facts after, not before.
+        added: Vec<Quad>,
+    },
+    /// Every derived fact before, sorted: the facts were derived again (wholly, or the rules evaluated again),
+    /// so only a comparison finds the change.
+    Listed(Vec<Quad>),
+}
+
+/// The facts of `parts` (disjoint overlays), sorted, less those of `except` (sorted).
+fn listed(parts: &[&Overlay], except: &[Quad]) -> Vec<Quad> {
+    let mut graphs: Vec<TermId> = parts.iter().flat_map(|o| o.graph_ids()).collect();
+    graphs.sort_unstable();
+    graphs.dedup();
+    let mut quads = Vec::with_capacity(parts.iter().map(|o| o.len()).sum());
+    for g in graphs {
+        let runs: Vec<&[Triple]> = (parts.iter())
+            .flat_map(|o| o.runs_of(g))
+            .filter(|r| !r.is_empty())
+            .collect();
+        merge_runs(&runs, |[s, p, o]| quads.push([g, s, p, o]));
+    }
+    if !except.is_empty() {
+        quads.retain(|q| except.binary_search(q).is_err());
+    }
+    quads
+}
+
 /// How [`update`] brought the derived facts up to date.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -259,7 +295,7 @@ pub fn update(
     (removed, added): (Vec<Quad>, Vec<Quad>),
     options: &Options,
     progress: &dyn FixpointProgress,
-) -> Result<(Overlay, Report, Mode), RunError> {
+) -> Result<(Overlay, Report, Mode, Was), RunError> {
     debug_assert!(removed.is_sorted() && added.is_sorted());
     let changed: Vec<Quad> = removed.iter().chain(&added).copied().collect();
     let again = reevaluated_rules(program, &changed);
@@ -276,13 +312,14 @@ pub fn update(
     } else {
         None
     };
-    let full = |store: &mut Store, reason: &'static str| {
+    let full = |store: &mut Store, reason: &'static str, before: Vec<Quad>| {
         let (overlay, report) = super::materialize(program, store, options, progress)?;
-        Ok((overlay, report, Mode::Full(reason)))
+        Ok((overlay, report, Mode::Full(reason), Was::Listed(before)))
     };
     if let Some(reason) = reason {
+        let before = listed(&[&old], &[]);
         drop((old_asserted, old));
-        return full(store, reason);
+        return full(store, reason, before);
     }
     // The maintained rules' facts are those they write (no re-evaluated rule writes them); the re-evaluated
     // rules' facts go, and are derived again over the maintained ones.
@@ -291,6 +328,8 @@ pub fn update(
     let split = (!upper.is_empty()).then(|| (part(&lower), part(&upper)));
     let early = split.as_ref().map_or(program, |(early, _)| early);
     let mut old = old;
+    // The re-evaluated rules' facts go and come back: the change is found by comparing lists.
+    let before = split.as_ref().map(|_| listed(&[&old], &[]));
     if split.is_some() {
         old.retain(|g, &[s, p, o]| {
             early
@@ -300,7 +339,7 @@ pub fn update(
         });
     }
     let started = Instant::now();
-    let (kept, report, mut stats) = match maintain(
+    let (kept, report, mut stats, change) = match maintain(
         early,
         store,
         (removed, added),
@@ -310,16 +349,17 @@ pub fn update(
         progress,
     )? {
         Ok(kept) => kept,
-        Err(reason) => return full(store, reason),
+        Err((reason, listed)) => return full(store, reason, before.unwrap_or(listed)),
     };
+    let was = before.map_or(change, Was::Listed);
     // A cap that left a negating or aggregating rule unfinished fails the run, as it does a run from scratch.
     let Some((_, late)) = &split else {
         let report = super::refuse_unfinished(program, report)?;
-        return Ok((kept, report, Mode::Incremental(stats)));
+        return Ok((kept, report, Mode::Incremental(stats), was));
     };
     if report.capped.is_some() {
         let report = super::refuse_unfinished(program, report.then(Report::default(), late))?;
-        return Ok((kept, report, Mode::Incremental(stats)));
+        return Ok((kept, report, Mode::Incremental(stats), was));
     }
     let rest = Options {
         budget: options.budget.after(kept.len(), started.elapsed()),
@@ -327,7 +367,12 @@ pub fn update(
     };
     let (overlay, later) = super::materialize_over(late, store, &rest, progress, kept)?;
     stats.reevaluated = late.rules.len();
-    Ok((overlay, report.then(later, late), Mode::Incremental(stats)))
+    Ok((
+        overlay,
+        report.then(later, late),
+        Mode::Incremental(stats),
+        was,
+    ))
 }
 
 /// The facts of the old state (removed asserted facts, then derived ones) not known to hold now, and the derived
@@ -424,6 +469,12 @@ impl Gone {
             let mut back = std::mem::take(&mut self.back);
             add(&mut self.now, &mut back);
         }
+    }
+
+    /// The old state's derived facts, sorted: those left and those taken out, less the removed asserted facts
+    /// (`removed`, sorted) that came back as derived facts.
+    fn old(&self, removed: &[Quad]) -> Vec<Quad> {
+        listed(&[&self.now, &self.out], removed)
     }
 
     fn sorted(&self) -> Vec<Quad> {
@@ -733,6 +784,12 @@ fn equivalence(
     Ok((lost, regained))
 }
 
+/// What [`maintain`] gives: the derived facts, the run's report, what it did, and the change it made.
+type Maintained = (Overlay, Report, Maintenance, Was);
+
+/// Why [`maintain`] gave up, and the old state's derived facts (sorted), for a diff against a run from scratch.
+type GaveUp = (&'static str, Vec<Quad>);
+
 /// Maintains `old` (the facts derived over `old_asserted`) for the asserted facts now in `store`, which differ by
 /// `changes` (removed, added). Deletion first, group by group in stage order (a group reads only facts of earlier
 /// stages and its own, so what it reads from earlier groups is final when it runs):
@@ -762,7 +819,7 @@ fn maintain(
     old: Overlay,
     options: &Options,
     progress: &dyn FixpointProgress,
-) -> Result<Result<(Overlay, Report, Maintenance), &'static str>, RunError> {
+) -> Result<Result<Maintained, GaveUp>, RunError> {
     let started = Instant::now();
     let deadline = options.budget.deadline(started);
     let cancel = match (deadline, options.budget.timeout) {
@@ -865,7 +922,7 @@ fn maintain(
                 }
             }
             if made_left == 0 || gone.set.len() > give_up_at {
-                return Ok(Err(gave_up(made_left)));
+                return Ok(Err((gave_up(made_left), gone.old(&removed))));
             }
         } else {
             done.extend(&flat);
@@ -900,7 +957,7 @@ fn maintain(
                 stats.rederived += regained;
                 checking += t.elapsed();
                 if gone.set.len() > give_up_at {
-                    return Ok(Err(GAVE_UP));
+                    return Ok(Err((GAVE_UP, gone.old(&removed))));
                 }
                 continue;
             }
@@ -932,7 +989,7 @@ fn maintain(
                     .collect();
                 lost.extend(&frontier);
                 if made_left == 0 || gone.set.len() > give_up_at {
-                    return Ok(Err(gave_up(made_left)));
+                    return Ok(Err((gave_up(made_left), gone.old(&removed))));
                 }
             }
             stats.overdeleted += lost.len();
@@ -970,13 +1027,20 @@ fn maintain(
         }
     }
     gone.sync();
-    let Gone { now: mut kept, .. } = gone;
+    let Gone {
+        now: mut kept, out, ..
+    } = gone;
     stats.times[1] = checking;
     stats.times[0] = started.elapsed() - checking;
 
     // What is left is not asserted now (only an added fact can be).
+    let mut asserted_now: Vec<Quad> = Vec::new();
     if !added.is_empty() {
-        let now_asserted: HashSet<Quad> = added.iter().copied().collect();
+        asserted_now = (added.iter())
+            .filter(|q| kept.contains(q[0], [q[1], q[2], q[3]]))
+            .copied()
+            .collect();
+        let now_asserted: HashSet<Quad> = asserted_now.iter().copied().collect();
         kept.retain(|g, &[s, p, o]| !now_asserted.contains(&[g, s, p, o]));
     }
 
@@ -991,5 +1055,38 @@ fn maintain(
     // The run's time is the whole maintenance, as a run from scratch's is the whole fixpoint.
     report.elapsed = started.elapsed();
     stats.times[2] = report.elapsed - stats.times[0] - stats.times[1];
-    Ok(Ok((overlay, report, stats)))
+    // The change to the derived facts, from what was done rather than from lists of all of them before and
+    // after. With O, N the derived facts before and after, T the old ones taken out (`out`), A the old ones
+    // asserted now, I those the insertion added, E⁻ the removed asserted facts: O = (N − I − E⁻) ∪ T ∪ A, and
+    //   removed = O − N = (T − I) ∪ A        added = N − O = (I − T) ∪ (E⁻ ∩ N)
+    // (I is disjoint from A, which is asserted, and from what was kept; E⁻ facts that are derived now were
+    // asserted before, not derived.)
+    let inserted = std::mem::take(&mut report.inserted);
+    let mut taken_out: Vec<Quad> = (out.graph_ids())
+        .flat_map(|g| {
+            out.runs_of(g)
+                .flat_map(move |r| r.iter().map(move |&[s, p, o]| [g, s, p, o]))
+        })
+        .collect();
+    let mut came: Vec<Quad> = (inserted.iter())
+        .filter(|q| !out.contains(q[0], [q[1], q[2], q[3]]))
+        .chain(
+            removed
+                .iter()
+                .filter(|q| overlay.contains(q[0], [q[1], q[2], q[3]])),
+        )
+        .copied()
+        .collect();
+    let inserted: HashSet<Quad> = inserted.into_iter().collect();
+    taken_out.retain(|q| !inserted.contains(q));
+    taken_out.extend(asserted_now);
+    for list in [&mut taken_out, &mut came] {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let was = Was::Changed {
+        removed: taken_out,
+        added: came,
+    };
+    Ok(Ok((overlay, report, stats, was)))
 }
