@@ -594,6 +594,45 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         },
     ));
     trials.push(Trial::test(
+        "cluster/a_process_past_max_facts_stops_every_process_while_deriving",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // A 400-node chain's closure: 79,800 derived facts, far past the budget of 1,000 that each process
+            // passes on its own long before the fixpoint.
+            let (rules, data) = chain(tmp.path(), 400);
+            let hosts = hosts_file(tmp.path());
+            for args in [
+                &["--max-facts", "1000", "-o", "out.nq"][..],
+                &["--max-facts", "1000", "--out-dir", "out"],
+            ] {
+                let one = process(tmp.path(), 1, &hosts, &data, &rules, args).spawn()?;
+                let zero = process(tmp.path(), 0, &hosts, &data, &rules, args).spawn()?;
+                let (zero, one) = (within(zero, 120)?, within(one, 120)?);
+                for out in [&zero, &one] {
+                    let err = ended(
+                        out,
+                        3,
+                        &["reasonctl::dataflow::max_facts", "past --max-facts 1000"],
+                    )?;
+                    // The count where the run stopped: past the budget, short of the fixpoint's.
+                    let derived: usize = err
+                        .split("derived ")
+                        .nth(1)
+                        .and_then(|rest| rest.split(' ').next())
+                        .and_then(|n| n.parse().ok())
+                        .ok_or_else(|| format!("no count in: {err}"))?;
+                    if derived <= 1000 || derived >= 79_800 {
+                        return Err(format!("stopped at {derived} facts: {err}").into());
+                    }
+                }
+                if tmp.path().join("out.nq").exists() || tmp.path().join("out").exists() {
+                    return Err(format!("{args:?}: output was written").into());
+                }
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
         "cluster/a_peer_that_is_not_reasonctl_is_named_unreachable",
         || {
             let tmp = tempfile::tempdir()?;

@@ -38,6 +38,7 @@ use timely::communication::allocator::zero_copy::initialize::initialize_networki
 use timely::communication::allocator::{AllocatorBuilder, ProcessBuilder};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::operators::core::Exchange;
+use timely::dataflow::operators::core::Input as TimelyInput;
 use timely::dataflow::operators::core::Partition;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Inspect, Probe};
@@ -740,11 +741,14 @@ pub fn materialize(
     // the budget stops while deriving. A monotone rule's rows are counted as they are made, before the `distinct`
     // that would first gather them all (a cross product of 5,000 facts made 25M rows, 3.4 GB, before a count
     // after `distinct` saw one); a rule that negates, whose rows a later retraction may take back, when its
-    // stage's `distinct` gives them. One process only: in a cluster, a process stopping alone would end the
-    // others with `cluster_lost` (exit 1) rather than the budget's exit 3, so every process runs to the fixpoint,
-    // where the cluster's count is checked.
+    // stage's `distinct` gives them. In a cluster each process counts what its workers make: the cluster holds at
+    // least as many facts as any one process made, so a process past the budget stops the cluster. It announces
+    // its count to every worker of every process (`over`), and each stops with the budget's error (exit 3); a
+    // process stopping alone would end the others with `cluster_lost` (exit 1). A cluster past the budget
+    // though no process is, is stopped at the fixpoint, where the cluster's count is taken.
     let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let max_facts = settings.max_facts.filter(|_| settings.cluster.is_none());
+    let over = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let max_facts = settings.max_facts;
     let counter = max_facts.map(|_| Counter::new(store.clone(), counted.clone()));
     let monotone: Arc<Vec<bool>> = Arc::new(
         program
@@ -763,7 +767,7 @@ pub fn materialize(
         found.clone(),
         timed_out.clone(),
         total.clone(),
-        counted.clone(),
+        (counted.clone(), over.clone()),
     );
     // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -813,7 +817,7 @@ pub fn materialize(
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
-        let (store, found, timed_out, total, counted) = shared.clone();
+        let (store, found, timed_out, total, (counted, over)) = shared.clone();
         let (counter, monotone) = (counter.clone(), monotone.clone());
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
@@ -916,6 +920,24 @@ pub fn materialize(
             };
             (facts_in, unit_in, probe)
         });
+        // In a cluster: a count past --max-facts, announced to every worker (each process builds this dataflow,
+        // whatever its options, so that the processes' dataflows match). A worker that heard one closes its
+        // input, and stops once every worker's input is closed (the probe is done): by then every worker heard
+        // it, so no process exits (which the others would see as a lost link) before all know why.
+        let mut announce = in_cluster.then(|| {
+            worker.dataflow::<u64, _, _>(|scope| {
+                let (input, announced) = TimelyInput::new_input::<Vec<usize>>(&scope);
+                let over = over.clone();
+                let (heard, _) = announced
+                    .broadcast()
+                    .inspect(move |n| {
+                        over.fetch_max(*n, std::sync::atomic::Ordering::Relaxed);
+                    })
+                    .probe();
+                (Some(input), heard)
+            })
+        });
+        let mut announced = false;
         // Each worker feeds its share of the asserted facts.
         for (g, index_of) in store.quads.graphs() {
             for (i, &[s, p, o]) in index_of.triples().iter().enumerate() {
@@ -940,8 +962,26 @@ pub fn materialize(
             if timed_out.load(std::sync::atomic::Ordering::Relaxed) || cluster::link_lost() {
                 break;
             }
-            if max_facts.is_some_and(|m| counted.load(std::sync::atomic::Ordering::Relaxed) > m) {
-                break;
+            let made = counted.load(std::sync::atomic::Ordering::Relaxed);
+            if max_facts.is_some_and(|m| made > m) {
+                match announce.as_mut() {
+                    None => break,
+                    Some((Some(input), _)) if !announced => {
+                        input.send(made);
+                        input.flush();
+                        announced = true;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if over.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                let Some((input, heard)) = announce.as_mut() else {
+                    break;
+                };
+                drop(input.take());
+                if heard.done() {
+                    break;
+                }
             }
             worker.step();
         }
@@ -971,6 +1011,9 @@ pub fn materialize(
             Err(_) => true,
         }
     };
+    // Every worker heard that a process passed --max-facts before any stopped (see `announce`): a link that
+    // went away after that is a process that stopped for the same reason.
+    let failed = failed && over.load(std::sync::atomic::Ordering::Relaxed) == 0;
     if failed {
         let reason = cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned());
         return Err(DataflowError::Lost { reason });
@@ -980,8 +1023,10 @@ pub fn materialize(
             seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
         });
     }
-    // Past the budget while deriving: stopped there (this process's share alone is more than the budget).
-    let seen = counted.load(std::sync::atomic::Ordering::Relaxed);
+    // Past the budget while deriving: stopped there (this process made more facts than the budget, or in a
+    // cluster, a process announced that it did).
+    let seen = (counted.load(std::sync::atomic::Ordering::Relaxed))
+        .max(over.load(std::sync::atomic::Ordering::Relaxed));
     if let Some(max) = max_facts.filter(|&m| seen > m) {
         return Err(DataflowError::MaxFacts { derived: seen, max });
     }
