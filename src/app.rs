@@ -1614,6 +1614,7 @@ fn explain(
         now: now.unwrap_or_else(DateTime::now),
         path_limit: crate::exec::DEFAULT_PATH_LIMIT,
         cancel: crate::exec::Cancel::new(),
+        rule: None,
     };
     let explanation = match explain::explain(program, &store, overlay, &facts, &options) {
         Ok(e) => e,

@@ -13,7 +13,9 @@ use crate::output::deps::Prefixes;
 use crate::output::explain::Context;
 use crate::query::QueryError;
 use crate::rules::reifier;
-use crate::store::{LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_known as wk};
+use crate::store::{
+    Dictionary, LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_known as wk,
+};
 
 /// `--provenance`: the derived facts of `order` (the output's facts, in output order) credited to rules (`by_fact`,
 /// the run's credits, sorted by fact), as reifier quads in the same order (each fact's reifier, then its
@@ -65,8 +67,6 @@ pub(super) fn provenance<'a>(
     }
     let reifiers = provenance::quads(program, &mut terms, &credited, graph.as_deref());
     let mut premises: Vec<Vec<Quad>> = vec![Vec::new(); credited.len()];
-    let mut facts: Vec<Quad> = credited.iter().map(|(q, _)| *q).collect();
-    facts.sort_unstable();
     let explain_options = explain::Options {
         depth: 1,
         timeout: remaining(run.deadline),
@@ -74,22 +74,67 @@ pub(super) fn provenance<'a>(
         now: options.now,
         path_limit: options.path_limit,
         cancel: crate::exec::Cancel::new(),
+        rule: None,
     };
-    let explanation = explain::explain(program, store, &reasoned.overlay, &facts, &explain_options)
-        .map_err(Failure::input)?;
-    if explanation.incomplete {
-        return Err(Failure {
-            exit_code: 3,
-            ..Failure::input(QueryError::Exec(crate::exec::ExecError::Timeout(
-                explain_options.timeout.unwrap_or_default(),
-            )))
-        });
-    }
+    // Only the credited rule's derivations are written: each fact is replayed by that rule alone (not by every
+    // rule whose head can make it), in parts of one rule's facts explained side by side.
+    let mut by_rule: Vec<(usize, Quad)> = credited.iter().map(|&(q, r)| (r, q)).collect();
+    by_rule.sort_unstable();
+    let parts: Vec<(usize, Vec<Quad>)> = (by_rule.chunk_by(|a, b| a.0 == b.0))
+        .flat_map(|same| same.chunks(PART))
+        .map(|part| (part[0].0, part.iter().map(|&(_, q)| q).collect()))
+        .collect();
+    drop(by_rule);
     let position: hashbrown::HashMap<Quad, usize> = credited
         .iter()
         .enumerate()
         .map(|(i, (q, _))| (*q, i))
         .collect();
+    // Each part explained, and of each fact's derivations only the one written kept (a fact of an equivalence
+    // class has a derivation per member: all of them, for every fact at once, did not fit in memory).
+    let chosen: Vec<Vec<(usize, Derivation)>> = parts
+        .par_iter()
+        .map(|(rule, facts)| {
+            // What is left of --timeout when this part starts (parts on one thread run one after another).
+            let only = explain::Options {
+                rule: Some(*rule),
+                timeout: remaining(run.deadline),
+                ..explain_options.clone()
+            };
+            // The error, or none when the deadline passed.
+            let explanation =
+                explain::explain(program, store, &reasoned.overlay, facts, &only).map_err(Some)?;
+            if explanation.incomplete {
+                return Err(None::<explain::ExplainError>);
+            }
+            let mut nodes = explanation.nodes;
+            Ok((explanation.targets.iter())
+                .filter_map(|&t| {
+                    let node = &mut nodes[t];
+                    let i = *position.get(&node.fact)?;
+                    let derivations = node.derivations.take()?;
+                    chosen(derivations, *rule, &store.dict).map(|d| (i, d))
+                })
+                .collect())
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|e| match e {
+            Some(e) => Failure::input(e),
+            None => Failure {
+                exit_code: 3,
+                ..Failure::input(QueryError::Exec(crate::exec::ExecError::Timeout(
+                    explain_options.timeout.unwrap_or_default(),
+                )))
+            },
+        })?;
+    drop(parts);
+    // Written in the facts' order (the order the premises' new terms are minted in).
+    let mut derivation_of: Vec<Option<Derivation>> = vec![None; credited.len()];
+    for (i, d) in chosen.into_iter().flatten() {
+        derivation_of[i] = Some(d);
+    }
+    let mut order: Vec<usize> = (0..credited.len()).collect();
+    order.sort_unstable_by_key(|&i| credited[i].0);
     let prefixes = Prefixes::new(std::iter::empty());
     let cx = Context {
         program,
@@ -99,28 +144,9 @@ pub(super) fn provenance<'a>(
         color: false,
         deadline: None,
     };
-    for &t in &explanation.targets {
-        let node = &explanation.nodes[t];
-        let Some(&i) = position.get(&node.fact) else {
+    for i in order {
+        let Some(derivation) = derivation_of[i].take() else {
             continue;
-        };
-        let rule = credited[i].1;
-        // Of the credited rule's derivations, one that does not read the fact itself if there is one, and of
-        // those the first by content: the same whatever the terms' ids (a maintained state numbers them in
-        // another order than a fresh load).
-        let mut candidates = node.derivations.iter().flatten().filter(|d| d.rule == rule);
-        let Some(first) = candidates.next() else {
-            continue;
-        };
-        let derivation = match candidates.next() {
-            None => first,
-            Some(second) => [first, second]
-                .into_iter()
-                .chain(candidates)
-                .map(|d| ((circular(d), content(d, &store.dict)), d))
-                .min_by(|a, b| a.0.cmp(&b.0))
-                .map(|(_, d)| d)
-                .expect("two candidates"),
         };
         let mut writer = Premises {
             terms: &mut terms,
@@ -130,7 +156,7 @@ pub(super) fn provenance<'a>(
         };
         // The reifier quads come two per credited fact, in order: the first names the reifier.
         let reifier = reifiers[2 * i][1];
-        writer.derivation(node.fact[0], reifier, &derivation.premises);
+        writer.derivation(credited[i].0[0], reifier, &derivation.premises);
     }
     let mut out = Vec::with_capacity(reifiers.len() + premises.iter().map(Vec::len).sum::<usize>());
     for (pair, premises) in reifiers.chunks(2).zip(premises) {
@@ -159,6 +185,23 @@ pub(super) fn prefixes(
         }
     }
     out
+}
+
+/// Of the credited rule's derivations of a fact, the one written: one that does not read the fact itself if
+/// there is one, and of those the first by content (the same whatever the terms' ids: a maintained state numbers
+/// them in another order than a fresh load).
+fn chosen(derivations: Vec<Derivation>, rule: usize, dict: &Dictionary) -> Option<Derivation> {
+    let mut candidates = derivations.into_iter().filter(|d| d.rule == rule);
+    let first = candidates.next()?;
+    let Some(second) = candidates.next() else {
+        return Some(first);
+    };
+    [first, second]
+        .into_iter()
+        .chain(candidates)
+        .map(|d| ((circular(&d), content(&d, dict)), d))
+        .min_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, d)| d)
 }
 
 /// Whether a derivation reads the fact it derives (`x R z` from `x R z` and `z R z`): true, and explains nothing.
@@ -220,6 +263,10 @@ fn content(d: &Derivation, terms: &(impl TermSource + ?Sized)) -> Vec<String> {
     d.premises.iter().for_each(|p| premise(p, terms, &mut out));
     out
 }
+
+/// Facts of one rule explained together with `--provenance premises`: parts small enough to spread over the
+/// threads, large enough that a part's set-up is paid rarely.
+const PART: usize = 4096;
 
 /// Writes the premises of credited derivations (see README, *Provenance*).
 struct Premises<'w, 't, 'c> {

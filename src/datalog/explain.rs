@@ -335,6 +335,9 @@ pub struct Options {
     pub path_limit: usize,
     /// Interrupts (a cancelled explanation fails).
     pub cancel: Cancel,
+    /// Replays only this rule (by index): its derivations alone are wanted (`--provenance premises`, which
+    /// writes the credited rule's). `None`: every rule whose head can produce the fact.
+    pub rule: Option<usize>,
 }
 
 /// Explains `facts` (derived facts of the run that produced `overlay`).
@@ -498,6 +501,9 @@ impl Explainer<'_> {
         let mut seen: HashSet<Derivation> = HashSet::new();
         let program = self.program;
         'rules: for (r, rule) in program.rules.iter().enumerate() {
+            if self.options.rule.is_some_and(|only| only != r) {
+                continue;
+            }
             let seeds: Vec<Vec<(VarId, TermId)>> = rule
                 .heads
                 .iter()
@@ -1334,6 +1340,7 @@ mod tests {
             now: DateTime::from_unix(0, 0),
             path_limit: exec::DEFAULT_PATH_LIMIT,
             cancel: Cancel::new(),
+            rule: None,
         }
     }
 
