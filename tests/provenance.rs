@@ -416,3 +416,48 @@ fn a_rule_that_may_mint_reifiers_without_end_is_warned_of_before_the_run_and_bud
         "{written}"
     );
 }
+
+/// `--provenance premises` past `--timeout`: the replays stop at the deadline (well before they would end), exit 3,
+/// nothing written. A 400-node chain's closure (79,800 facts) is derived in a fraction of the budget; replaying
+/// every fact's derivation takes several times it.
+#[test]
+fn premises_past_the_timeout_stop_at_the_deadline_with_exit_3_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("chain.rq"),
+        "PREFIX : <http://e/>\n#@rule base\nCONSTRUCT { ?x :reach ?y } WHERE { ?x :edge ?y }\n\
+         #@rule step\nCONSTRUCT { ?x :reach ?z } WHERE { ?x :reach ?y . ?y :edge ?z }\n",
+    )
+    .unwrap();
+    let chain: String = (0..400)
+        .map(|i| format!("<http://e/n{i}> <http://e/edge> <http://e/n{}> .\n", i + 1))
+        .collect();
+    std::fs::write(d.join("chain.nt"), chain).unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_reasonctl"))
+        .args([
+            "materialize",
+            "chain.nt",
+            "--rules",
+            "chain.rq",
+            "--provenance",
+            "premises",
+        ])
+        .args(["--timeout", "2", "-o", "out.nq"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("deadline"), "{err}");
+    assert!(
+        !d.join("out.nq").exists(),
+        "a run past its deadline wrote its output"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(6),
+        "took {took:?}: not stopped at the deadline"
+    );
+}
