@@ -12,6 +12,7 @@ use miette::{Diagnostic, Report};
 use thiserror::Error;
 
 use crate::control::{self, Phase, Stop};
+use crate::datalog::maintain::Was;
 use crate::datalog::{self, Budget, Report as RunReport, RunError, Schedule};
 use crate::exec::datetime::DateTime;
 use crate::exec::terms::Terms;
@@ -1366,8 +1367,8 @@ fn materialize_state(
     let mut after = None;
     let derived = match was {
         _ if mode == state::Mode::Unchanged => (Vec::new(), Vec::new()),
-        crate::datalog::maintain::Was::Changed { removed, added } => (removed, added),
-        crate::datalog::maintain::Was::Listed(before) => {
+        Was::Changed { removed, added } => (removed, added),
+        Was::Listed(before) => {
             let now = after.insert(state::output_facts(&reasoned.overlay, None));
             changes(&before, now)
         }
