@@ -418,8 +418,9 @@ fn a_rule_that_may_mint_reifiers_without_end_is_warned_of_before_the_run_and_bud
 }
 
 /// `--provenance premises` past `--timeout`: the replays stop at the deadline (well before they would end), exit 3,
-/// nothing written. A 400-node chain's closure (79,800 facts) is derived in a fraction of the budget; replaying
-/// every fact's derivation takes several times it.
+/// nothing written. A 400-node chain's closure (79,800 facts) is derived, and its reifiers minted, in a fraction
+/// of the budget (a smaller budget is spent before the replays start, where the command's own stop ends the run);
+/// replaying every fact's derivation takes over twice it (7 s in a debug build).
 #[test]
 fn premises_past_the_timeout_stop_at_the_deadline_with_exit_3_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -444,20 +445,21 @@ fn premises_past_the_timeout_stop_at_the_deadline_with_exit_3_and_nothing_writte
             "--provenance",
             "premises",
         ])
-        .args(["--timeout", "2", "-o", "out.nq"])
+        .args(["--timeout", "3", "-o", "out.nq"])
         .current_dir(d)
         .output()
         .unwrap();
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(err.contains("deadline"), "{err}");
+    assert!(err.contains("reasonctl::provenance::timeout"), "{err}");
+    assert!(err.contains("ran past --timeout"), "{err}");
     assert!(
         !d.join("out.nq").exists(),
         "a run past its deadline wrote its output"
     );
     assert!(
-        took < std::time::Duration::from_secs(6),
+        took < std::time::Duration::from_secs(8),
         "took {took:?}: not stopped at the deadline"
     );
 }

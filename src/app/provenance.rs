@@ -11,7 +11,6 @@ use crate::datalog::provenance::{self, Level, Minted, NS};
 use crate::exec::terms::Terms;
 use crate::output::deps::Prefixes;
 use crate::output::explain::Context;
-use crate::query::QueryError;
 use crate::rules::reifier;
 use crate::store::{
     Dictionary, LiteralKind, Quad, Store, TermId, TermRef, TermSource, well_known as wk,
@@ -122,9 +121,9 @@ pub(super) fn provenance<'a>(
             Some(e) => Failure::input(e),
             None => Failure {
                 exit_code: 3,
-                ..Failure::input(QueryError::Exec(crate::exec::ExecError::Timeout(
-                    explain_options.timeout.unwrap_or_default(),
-                )))
+                ..Failure::input(PremisesTimeout {
+                    seconds: explain_options.timeout.unwrap_or_default().as_secs_f64(),
+                })
             },
         })?;
     drop(parts);
@@ -262,6 +261,21 @@ fn content(d: &Derivation, terms: &(impl TermSource + ?Sized)) -> Vec<String> {
     let mut out = Vec::new();
     d.premises.iter().for_each(|p| premise(p, terms, &mut out));
     out
+}
+
+/// `--provenance premises` cut by `--timeout`: the replays that find each fact's premises did not all finish.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error(
+    "--provenance premises ran past --timeout: the {seconds:.3} s left after deriving did not suffice to replay every derived fact's derivation; nothing was written"
+)]
+#[diagnostic(
+    code(reasonctl::provenance::timeout),
+    help(
+        "raise --timeout, or use --provenance without `premises` (the credited rule alone is recorded while deriving, with no replay)"
+    )
+)]
+pub struct PremisesTimeout {
+    seconds: f64,
 }
 
 /// Facts of one rule explained together with `--provenance premises`: parts small enough to spread over the
