@@ -693,7 +693,7 @@ fn dataflow(
     let ran = outcome.map_err(|e| {
         use datalog::dataflow::DataflowError as E;
         let exit_code = match e {
-            E::Timeout { .. } | E::MaxFacts { .. } => 3,
+            E::Timeout { .. } | E::PeerTimeout { .. } | E::MaxFacts { .. } => 3,
             // A cluster started with a wrong address or on other inputs: the command line's fault.
             E::Bind { .. } | E::Mismatch { .. } => 2,
             E::Unreachable { .. } | E::Lost { .. } | E::Failed { .. } => 1,

@@ -476,7 +476,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         },
     ));
     trials.push(Trial::test(
-        "cluster/a_process_out_of_time_ends_the_other_which_has_no_budget",
+        "cluster/a_process_out_of_time_ends_the_other_which_has_no_budget_with_the_reason",
         || {
             let tmp = tempfile::tempdir()?;
             // About a million derived facts: seconds of work, so process 0's one-second budget ends it first.
@@ -499,12 +499,13 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
                 3,
                 &["reasonctl::dataflow::timeout", "nothing was written"],
             )?;
-            // Process 1 has no budget: it ends because process 0 is gone, not at a deadline of its own. (A
-            // process that stopped by returning would close its links cleanly, and process 1 would wait forever.)
+            // Process 1 has no budget: process 0 announced its timeout to every worker before it stopped, so
+            // process 1 stops too and says why, with the budget's exit. (A process that stopped by returning
+            // would close its links cleanly, and process 1 would wait forever.)
             ended(
                 &one?,
-                1,
-                &["reasonctl::dataflow::cluster_lost", "nothing was written"],
+                3,
+                &["reasonctl::dataflow::cluster_timeout", "× process 0 of"],
             )?;
             if tmp.path().join("out.nq").exists() {
                 return Err("process 0 wrote its output".into());

@@ -94,6 +94,22 @@ pub enum DataflowError {
         /// The budget, in seconds.
         seconds: f64,
     },
+    /// Another process of the cluster passed its own `--timeout`, and every process stopped.
+    #[error(
+        "process {process} of the dataflow cluster passed its time budget ({seconds:.1} s of its --timeout) before the fixpoint, and every process stopped; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_timeout),
+        help(
+            "each process keeps its own --timeout: raise it on process {process} (or give the processes the same budget)"
+        )
+    )]
+    PeerTimeout {
+        /// The process whose budget ran out.
+        process: u32,
+        /// Its budget, in seconds.
+        seconds: f64,
+    },
     /// The run derived more than `--max-facts`.
     #[error(
         "the dataflow engine derived {derived} facts, past --max-facts {max}; nothing was written"
@@ -748,6 +764,8 @@ pub fn materialize(
     // though no process is, is stopped at the fixpoint, where the cluster's count is taken.
     let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let over = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // In a cluster: a process whose own --timeout passed, and its budget in milliseconds, as announced.
+    let late: Arc<Mutex<Option<(u32, u64)>>> = Arc::new(Mutex::new(None));
     let max_facts = settings.max_facts;
     let counter = max_facts.map(|_| Counter::new(store.clone(), counted.clone()));
     let monotone: Arc<Vec<bool>> = Arc::new(
@@ -762,12 +780,13 @@ pub fn materialize(
     let in_cluster = settings.cluster.is_some();
     let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
+    let settings_timeout = settings.timeout;
     let shared = (
         store.clone(),
         found.clone(),
         timed_out.clone(),
         total.clone(),
-        (counted.clone(), over.clone()),
+        (counted.clone(), over.clone(), late.clone()),
     );
     // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -817,7 +836,7 @@ pub fn materialize(
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
-        let (store, found, timed_out, total, (counted, over)) = shared.clone();
+        let (store, found, timed_out, total, (counted, over, late)) = shared.clone();
         let (counter, monotone) = (counter.clone(), monotone.clone());
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
@@ -920,24 +939,37 @@ pub fn materialize(
             };
             (facts_in, unit_in, probe)
         });
-        // In a cluster: a count past --max-facts, announced to every worker (each process builds this dataflow,
-        // whatever its options, so that the processes' dataflows match). A worker that heard one closes its
-        // input, and stops once every worker's input is closed (the probe is done): by then every worker heard
-        // it, so no process exits (which the others would see as a lost link) before all know why.
+        // In a cluster, why a process stops, announced to every worker (each process builds this dataflow,
+        // whatever its options, so that the processes' dataflows match): a count past --max-facts (kind 0), or
+        // its own --timeout passed (kind 1, with the budget). A worker that heard one closes its input, and
+        // stops once every worker's input is closed (the probe is done): by then every worker heard it, so no
+        // process exits (which the others would see as a lost link) before all know why. A process past its
+        // deadline waits for that no longer than the grace the command gives a phase past it.
         let mut announce = in_cluster.then(|| {
             worker.dataflow::<u64, _, _>(|scope| {
-                let (input, announced) = TimelyInput::new_input::<Vec<usize>>(&scope);
-                let over = over.clone();
+                let (input, announced) = TimelyInput::new_input::<Vec<(u8, u32, u64)>>(&scope);
+                let (over, late) = (over.clone(), late.clone());
                 let (heard, _) = announced
                     .broadcast()
-                    .inspect(move |n| {
-                        over.fetch_max(*n, std::sync::atomic::Ordering::Relaxed);
+                    .inspect(move |&(kind, process, n)| {
+                        if kind == 0 {
+                            over.fetch_max(n as usize, std::sync::atomic::Ordering::Relaxed);
+                        } else {
+                            late.lock()
+                                .expect("a worker panicked")
+                                .get_or_insert((process, n));
+                        }
                     })
                     .probe();
                 (Some(input), heard)
             })
         });
-        let mut announced = false;
+        let process = (index / workers) as u32;
+        let (mut announced, mut announced_late) = (false, false);
+        let heard_stop = || {
+            over.load(std::sync::atomic::Ordering::Relaxed) > 0
+                || late.lock().expect("a worker panicked").is_some()
+        };
         // Each worker feeds its share of the asserted facts.
         for (g, index_of) in store.quads.graphs() {
             for (i, &[s, p, o]) in index_of.triples().iter().enumerate() {
@@ -955,11 +987,26 @@ pub fn materialize(
         unit_in.flush();
         drop((facts_in, unit_in));
         while probe.less_than(&1) {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            let now = Instant::now();
+            if let Some(d) = deadline.filter(|&d| now >= d) {
                 timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
-                break;
+                match announce.as_mut() {
+                    None => break,
+                    Some((Some(input), _)) if !announced_late => {
+                        let budget = settings_timeout.map_or(0, |t| t.as_millis() as u64);
+                        input.send((1, process, budget));
+                        input.flush();
+                        announced_late = true;
+                    }
+                    Some(_) => {}
+                }
+                if now >= d + crate::control::grace(settings_timeout.unwrap_or_default()) {
+                    break;
+                }
             }
-            if timed_out.load(std::sync::atomic::Ordering::Relaxed) || cluster::link_lost() {
+            if announce.is_none() && timed_out.load(std::sync::atomic::Ordering::Relaxed)
+                || cluster::link_lost()
+            {
                 break;
             }
             let made = counted.load(std::sync::atomic::Ordering::Relaxed);
@@ -967,14 +1014,14 @@ pub fn materialize(
                 match announce.as_mut() {
                     None => break,
                     Some((Some(input), _)) if !announced => {
-                        input.send(made);
+                        input.send((0, process, made as u64));
                         input.flush();
                         announced = true;
                     }
                     Some(_) => {}
                 }
             }
-            if over.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            if heard_stop() || timed_out.load(std::sync::atomic::Ordering::Relaxed) {
                 let Some((input, heard)) = announce.as_mut() else {
                     break;
                 };
@@ -1011,9 +1058,11 @@ pub fn materialize(
             Err(_) => true,
         }
     };
-    // Every worker heard that a process passed --max-facts before any stopped (see `announce`): a link that
-    // went away after that is a process that stopped for the same reason.
-    let failed = failed && over.load(std::sync::atomic::Ordering::Relaxed) == 0;
+    // Every worker heard why a process stopped (past --max-facts or its --timeout) before any stopped (see
+    // `announce`): a link that went away after that is a process that stopped for that reason.
+    let peer_late = *late.lock().expect("a worker panicked");
+    let failed =
+        failed && over.load(std::sync::atomic::Ordering::Relaxed) == 0 && peer_late.is_none();
     if failed {
         let reason = cluster::take_panic().unwrap_or_else(|| "a worker stopped".to_owned());
         return Err(DataflowError::Lost { reason });
@@ -1021,6 +1070,12 @@ pub fn materialize(
     if timed_out.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(DataflowError::Timeout {
             seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
+        });
+    }
+    if let Some((process, millis)) = peer_late {
+        return Err(DataflowError::PeerTimeout {
+            process,
+            seconds: millis as f64 / 1000.0,
         });
     }
     // Past the budget while deriving: stopped there (this process made more facts than the budget, or in a
