@@ -27,6 +27,7 @@ use crate::output::{self, C1, C1Escaped, OutputTarget, RdfOutputFormat, files, r
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::{self, RuleError, RuleSources};
 use crate::store::load::{self, DataSource, LoadOptions};
+use crate::store::overlay::sorted_quads;
 use crate::store::{Overlay, Quad, Store, View};
 
 /// Everything a run needs, validated once from the command line.
@@ -1256,8 +1257,8 @@ fn materialize(
         }
         quads
     } else {
-        state::output_facts(
-            &reasoned.overlay,
+        sorted_quads(
+            &[&reasoned.overlay],
             settings.include_asserted.then_some(&store.quads),
         )
     };
@@ -1369,7 +1370,7 @@ fn materialize_state(
         _ if mode == state::Mode::Unchanged => (Vec::new(), Vec::new()),
         Was::Changed { removed, added } => (removed, added),
         Was::Listed(before) => {
-            let now = after.insert(state::output_facts(&reasoned.overlay, None));
+            let now = after.insert(sorted_quads(&[&reasoned.overlay], None));
             changes(&before, now)
         }
     };
@@ -1414,9 +1415,9 @@ fn materialize_state(
     };
     if settings.output {
         let quads = if settings.include_asserted {
-            state::output_facts(&reasoned.overlay, Some(&store.quads))
+            sorted_quads(&[&reasoned.overlay], Some(&store.quads))
         } else {
-            after.unwrap_or_else(|| state::output_facts(&reasoned.overlay, None))
+            after.unwrap_or_else(|| sorted_quads(&[&reasoned.overlay], None))
         };
         write_facts(settings, &store, &mut reasoned, run, quads)?;
     } else {

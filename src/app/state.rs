@@ -19,8 +19,8 @@ use crate::state::format::Delta;
 use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
-use crate::store::overlay::merge_runs;
-use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, well_known};
+use crate::store::overlay::sorted_quads;
+use crate::store::{Quad, QuadStore, Store, TermId, well_known};
 
 /// Where a command's facts came from.
 #[derive(Debug, PartialEq, Eq)]
@@ -433,39 +433,6 @@ pub(super) struct Updated {
     pub(super) lines_compared: Option<(usize, usize)>,
 }
 
-/// The output's facts of a store and derived facts (derived; asserted too with `include_asserted`), sorted by id.
-/// Each graph's facts come in SPO-sorted runs (the overlay's, and the asserted index): merged, not sorted again
-/// (a graph of one run is copied as it is).
-pub(super) fn output_facts(overlay: &Overlay, with: Option<&QuadStore>) -> Vec<Quad> {
-    let asserted =
-        |g: TermId| -> Option<&[Triple]> { with.and_then(|s| s.graph(g)).map(|i| i.triples()) };
-    let mut graphs: Vec<TermId> = overlay.graph_ids().collect();
-    if let Some(store) = with {
-        graphs.extend(store.graphs().map(|(g, _)| g));
-        graphs.sort_unstable();
-        graphs.dedup();
-    }
-    let size = overlay.len()
-        + graphs
-            .iter()
-            .filter_map(|&g| asserted(g))
-            .map(<[_]>::len)
-            .sum::<usize>();
-    let mut quads: Vec<Quad> = Vec::with_capacity(size);
-    for g in graphs {
-        let runs: Vec<&[Triple]> = overlay
-            .runs_of(g)
-            .chain(asserted(g))
-            .filter(|r| !r.is_empty())
-            .collect();
-        merge_runs(&runs, |[s, p, o]| quads.push([g, s, p, o]));
-    }
-    // Derived and asserted facts are disjoint, and so are the overlay's runs: this is a guard, not a pass that finds
-    // anything.
-    quads.dedup();
-    quads
-}
-
 /// The data loaded by `loader` (into its dictionary), with each file's line table, for the next dump to be
 /// compared with.
 fn load_lines(
@@ -832,7 +799,7 @@ pub(super) fn update(
         let mut mode = Mode::Unchanged;
         let mut before = Vec::new();
         if reasoning.track {
-            before = output_facts(&reasoned.overlay, None);
+            before = sorted_quads(&[&reasoned.overlay], None);
             // The credits are not saved: the state's program runs again over its data (the state stays).
             let (_, settings) = effective(load_options, reasoning, &manifest, &reasoned.texts);
             reasoned = reason(&mut store, &settings, run, false, progress)?;
@@ -901,7 +868,7 @@ pub(super) fn update(
         None
     };
     if let Some(why) = full {
-        let before = output_facts(&old.overlay, None);
+        let before = sorted_quads(&[&old.overlay], None);
         drop((old_asserted, old));
         let reasoned = reason(&mut store, &settings, run, false, progress)?;
         lap("reason", &mut times);

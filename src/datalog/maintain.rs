@@ -30,7 +30,7 @@ use rayon::prelude::*;
 
 use crate::exec::{Cancel, ExecError};
 use crate::ir::{Op, VarId};
-use crate::store::overlay::merge_runs;
+use crate::store::overlay::sorted_quads;
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
 use super::delta::{Seeding, seeding};
@@ -253,25 +253,6 @@ pub enum Was {
     Listed(Vec<Quad>),
 }
 
-/// The facts of `parts` (disjoint overlays), sorted, less those of `except` (sorted).
-fn listed(parts: &[&Overlay], except: &[Quad]) -> Vec<Quad> {
-    let mut graphs: Vec<TermId> = parts.iter().flat_map(|o| o.graph_ids()).collect();
-    graphs.sort_unstable();
-    graphs.dedup();
-    let mut quads = Vec::with_capacity(parts.iter().map(|o| o.len()).sum());
-    for g in graphs {
-        let runs: Vec<&[Triple]> = (parts.iter())
-            .flat_map(|o| o.runs_of(g))
-            .filter(|r| !r.is_empty())
-            .collect();
-        merge_runs(&runs, |[s, p, o]| quads.push([g, s, p, o]));
-    }
-    if !except.is_empty() {
-        quads.retain(|q| except.binary_search(q).is_err());
-    }
-    quads
-}
-
 /// How [`update`] brought the derived facts up to date.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -317,7 +298,7 @@ pub fn update(
         Ok((overlay, report, Mode::Full(reason), Was::Listed(before)))
     };
     if let Some(reason) = reason {
-        let before = listed(&[&old], &[]);
+        let before = sorted_quads(&[&old], None);
         drop((old_asserted, old));
         return full(store, reason, before);
     }
@@ -329,7 +310,7 @@ pub fn update(
     let early = split.as_ref().map_or(program, |(early, _)| early);
     let mut old = old;
     // The re-evaluated rules' facts go and come back: the change is found by comparing lists.
-    let before = split.as_ref().map(|_| listed(&[&old], &[]));
+    let before = split.as_ref().map(|_| sorted_quads(&[&old], None));
     if split.is_some() {
         old.retain(|g, &[s, p, o]| {
             early
@@ -474,7 +455,9 @@ impl Gone {
     /// The old state's derived facts, sorted: those left and those taken out, less the removed asserted facts
     /// (`removed`, sorted) that came back as derived facts.
     fn old(&self, removed: &[Quad]) -> Vec<Quad> {
-        listed(&[&self.now, &self.out], removed)
+        let mut old = sorted_quads(&[&self.now, &self.out], None);
+        old.retain(|q| removed.binary_search(q).is_err());
+        old
     }
 
     fn sorted(&self) -> Vec<Quad> {
@@ -1062,12 +1045,6 @@ fn maintain(
     // (I is disjoint from A, which is asserted, and from what was kept; E⁻ facts that are derived now were
     // asserted before, not derived.)
     let inserted = std::mem::take(&mut report.inserted);
-    let mut taken_out: Vec<Quad> = (out.graph_ids())
-        .flat_map(|g| {
-            out.runs_of(g)
-                .flat_map(move |r| r.iter().map(move |&[s, p, o]| [g, s, p, o]))
-        })
-        .collect();
     let mut came: Vec<Quad> = (inserted.iter())
         .filter(|q| !out.contains(q[0], [q[1], q[2], q[3]]))
         .chain(
@@ -1077,8 +1054,9 @@ fn maintain(
         )
         .copied()
         .collect();
-    let inserted: HashSet<Quad> = inserted.into_iter().collect();
-    taken_out.retain(|q| !inserted.contains(q));
+    // T − I = T − N: a fact taken out is not among those kept.
+    let mut taken_out = out.into_quads();
+    taken_out.retain(|q| !overlay.contains(q[0], [q[1], q[2], q[3]]));
     taken_out.extend(asserted_now);
     for list in [&mut taken_out, &mut came] {
         list.sort_unstable();

@@ -692,6 +692,38 @@ impl Iterator for Scan<'_> {
 
 impl ExactSizeIterator for Scan<'_> {}
 
+/// The facts of `parts` (disjoint overlays) and, with `asserted`, of its graphs, sorted by quad. Each graph's
+/// facts come in SPO-sorted runs (the overlays', and the asserted index): merged, not sorted again (a graph of one
+/// run is copied as it is).
+pub fn sorted_quads(parts: &[&Overlay], asserted: Option<&QuadStore>) -> Vec<Quad> {
+    let asserted_of =
+        |g: TermId| -> Option<&[Triple]> { asserted.and_then(|s| s.graph(g)).map(|i| i.triples()) };
+    let mut graphs: Vec<TermId> = parts.iter().flat_map(|o| o.graph_ids()).collect();
+    if let Some(store) = asserted {
+        graphs.extend(store.graphs().map(|(g, _)| g));
+    }
+    graphs.sort_unstable();
+    graphs.dedup();
+    let size = parts.iter().map(|o| o.len()).sum::<usize>()
+        + (graphs.iter())
+            .filter_map(|&g| asserted_of(g))
+            .map(<[_]>::len)
+            .sum::<usize>();
+    let mut quads: Vec<Quad> = Vec::with_capacity(size);
+    for g in graphs {
+        let runs: Vec<&[Triple]> = (parts.iter())
+            .flat_map(|o| o.runs_of(g))
+            .chain(asserted_of(g))
+            .filter(|r| !r.is_empty())
+            .collect();
+        merge_runs(&runs, |[s, p, o]| quads.push([g, s, p, o]));
+    }
+    // Derived and asserted facts are disjoint, and so are the overlays' runs: this is a guard, not a pass that
+    // finds anything.
+    quads.dedup();
+    quads
+}
+
 /// Calls `out` with the triples of sorted `runs`, in order. The largest run is merged with the others' merge
 /// by stretches (a maintained state is one large run and a few small ones: its stretches between the others'
 /// triples are found by binary search, not taken one at a time off a heap); the others by a k-way merge over a
