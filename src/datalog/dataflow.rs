@@ -965,7 +965,6 @@ pub fn materialize(
             })
         });
         let process = (index / workers) as u32;
-        let (mut announced, mut announced_late) = (false, false);
         let heard_stop = || {
             over.load(std::sync::atomic::Ordering::Relaxed) > 0
                 || late.lock().expect("a worker panicked").is_some()
@@ -986,47 +985,46 @@ pub fn materialize(
         facts_in.flush();
         unit_in.flush();
         drop((facts_in, unit_in));
+        let budget_ms = settings_timeout.map_or(0, |t| t.as_millis() as u64);
+        let grace = crate::control::grace(settings_timeout.unwrap_or_default());
         while probe.less_than(&1) {
+            use std::sync::atomic::Ordering::Relaxed;
             let now = Instant::now();
-            if let Some(d) = deadline.filter(|&d| now >= d) {
-                timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
-                match announce.as_mut() {
-                    None => break,
-                    Some((Some(input), _)) if !announced_late => {
-                        let budget = settings_timeout.map_or(0, |t| t.as_millis() as u64);
-                        input.send((1, process, budget));
-                        input.flush();
-                        announced_late = true;
-                    }
-                    Some(_) => {}
-                }
-                if now >= d + crate::control::grace(settings_timeout.unwrap_or_default()) {
-                    break;
-                }
+            let late_since = deadline.filter(|&d| now >= d);
+            if late_since.is_some() {
+                timed_out.store(true, Relaxed);
             }
-            if announce.is_none() && timed_out.load(std::sync::atomic::Ordering::Relaxed)
-                || cluster::link_lost()
-            {
+            let made = counted.load(Relaxed);
+            // Why this process stops, if it does: its time (kind 1, with the budget) or its facts (kind 0, with
+            // the count).
+            let stop = if timed_out.load(Relaxed) {
+                Some((1, budget_ms))
+            } else {
+                max_facts
+                    .is_some_and(|m| made > m)
+                    .then_some((0, made as u64))
+            };
+            if cluster::link_lost() {
                 break;
             }
-            let made = counted.load(std::sync::atomic::Ordering::Relaxed);
-            if max_facts.is_some_and(|m| made > m) {
-                match announce.as_mut() {
-                    None => break,
-                    Some((Some(input), _)) if !announced => {
-                        input.send((0, process, made as u64));
-                        input.flush();
-                        announced = true;
-                    }
-                    Some(_) => {}
-                }
-            }
-            if heard_stop() || timed_out.load(std::sync::atomic::Ordering::Relaxed) {
-                let Some((input, heard)) = announce.as_mut() else {
+            let Some((input, heard)) = announce.as_mut() else {
+                // One process: it stops at once.
+                if stop.is_some() {
                     break;
-                };
-                drop(input.take());
-                if heard.done() {
+                }
+                worker.step();
+                continue;
+            };
+            // A worker with a reason, or that heard one, says its reason (if any) and closes its input; it stops
+            // once every worker's input is closed, or past its own deadline by the grace.
+            if stop.is_some() || heard_stop() {
+                if let Some(mut input) = input.take() {
+                    if let Some((kind, n)) = stop {
+                        input.send((kind, process, n));
+                        input.flush();
+                    }
+                }
+                if heard.done() || late_since.is_some_and(|d| now >= d + grace) {
                     break;
                 }
             }
