@@ -9,7 +9,9 @@
 use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
-use super::quads::{Fences, Pattern, Perm, QuadStore, fenced_range, sorted_permutation};
+use super::quads::{
+    Fences, Pattern, Perm, QuadStore, Renumber, fenced_range, gallop, sorted_permutation,
+};
 use super::term::{Quad, TermId, Triple};
 
 /// One sorted, duplicate-free run of derived triples. The index permutations are built on first use: a run no
@@ -174,13 +176,13 @@ impl Run {
         self.take_out(&at);
     }
 
-    /// Takes out the triples of `gone` (SPO-sorted) it holds, found by binary search: a run that holds none is
+    /// Takes out the triples of `gone` (SPO-sorted) it holds, found by galloping from the last: a run that holds none is
     /// left untouched, and no triple is looked up in a set.
     fn remove_sorted(&mut self, gone: &[Triple]) {
         let mut at: Vec<u32> = Vec::new();
         let mut from = 0;
         for t in gone {
-            let i = from + self.spo[from..].partition_point(|x| x < t);
+            let i = from + gallop(&self.spo[from..], |x| x < t);
             if self.spo.get(i) == Some(t) {
                 at.push(i as u32);
                 from = i + 1;
@@ -193,35 +195,21 @@ impl Run {
 
     /// Takes out the triples at positions `at` (increasing), in place, the permutations built so far carried
     /// over: the kept triples move down between the positions taken out, and each permutation entry drops by
-    /// how many of those positions lie below it, read from a bitmap of the positions with a count per 64 (a table
-    /// small enough to stay in cache, where one with an entry per triple would not); the three arrays are
-    /// rewritten in parallel.
+    /// how many of those positions lie below it ([`Renumber`]); the three arrays are rewritten in parallel.
     fn take_out(&mut self, at: &[u32]) {
         if at.is_empty() {
             return;
         }
         self.fences = Fences::default();
-        let mut words = vec![0u64; self.spo.len().div_ceil(64)];
-        for &i in at {
-            words[i as usize / 64] |= 1 << (i % 64);
-        }
-        let mut below = 0u32;
-        let before: Vec<u32> = (words.iter())
-            .map(|w| {
-                below += w.count_ones();
-                below - w.count_ones()
-            })
-            .collect();
-        let (words, before) = (&words[..], &before[..]);
+        let renumber = Renumber::new(self.spo.len(), at, Vec::new());
         // A permutation entry's new value; taken out with its triple.
         let renumber = |order: &mut Vec<u32>| {
-            order.retain_mut(|v| {
-                let (w, bit) = (*v as usize / 64, *v % 64);
-                if words[w] >> bit & 1 == 1 {
-                    return false;
+            order.retain_mut(|v| match renumber.get(*v) {
+                Some(n) => {
+                    *v = n;
+                    true
                 }
-                *v -= before[w] + (words[w] & ((1u64 << bit) - 1)).count_ones();
-                true
+                None => false,
             })
         };
         // The predicates stay as they were: a superset still skips only runs that hold none of a pattern's
