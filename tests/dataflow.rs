@@ -346,6 +346,15 @@ fn ended(out: &std::process::Output, exit: i32, says: &[&str]) -> Result<String,
     Ok(err)
 }
 
+/// The count a `max_facts` error says the run stopped at ("derived N facts").
+fn stopped_at(err: &str) -> Result<usize, Failed> {
+    err.split("derived ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("no count in: {err}").into())
+}
+
 /// The child's output if it ends within `seconds`; else it is killed, and the test fails: it hung.
 fn within(mut child: std::process::Child, seconds: u64) -> Result<std::process::Output, Failed> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
@@ -578,7 +587,9 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         "cluster/max_facts_counts_the_whole_cluster_when_each_process_writes_its_share",
         || {
             let tmp = tempfile::tempdir()?;
-            // 465 derived facts, about half in each share: each share is under 300, the cluster is not.
+            // 465 derived facts, about half in each share: each share is under 300, the cluster is not. It
+            // stops past 300 facts: while deriving, once the processes' counts sum past the budget, or at the
+            // fixpoint's 465 if it comes first.
             let (rules, data) = chain(tmp.path(), 30);
             let hosts = hosts_file(tmp.path());
             let args = ["--max-facts", "300", "--out-dir", "out"];
@@ -586,7 +597,15 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).output()?;
             let one = one.wait_with_output()?;
             for out in [&zero, &one] {
-                ended(out, 3, &["reasonctl::dataflow::max_facts", "465 facts"])?;
+                let err = ended(
+                    out,
+                    3,
+                    &["reasonctl::dataflow::max_facts", "past --max-facts 300"],
+                )?;
+                let derived = stopped_at(&err)?;
+                if !(301..=465).contains(&derived) {
+                    return Err(format!("stopped at {derived} facts: {err}").into());
+                }
             }
             if tmp.path().join("out").exists() {
                 return Err("a share was written".into());
@@ -598,7 +617,7 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
         "cluster/a_process_past_max_facts_stops_every_process_while_deriving",
         || {
             let tmp = tempfile::tempdir()?;
-            // A 400-node chain's closure: 79,800 derived facts, far past the budget of 1,000 that each process
+            // A 400-edge chain's closure: 80,200 derived facts, far past the budget of 1,000 that each process
             // passes on its own long before the fixpoint.
             let (rules, data) = chain(tmp.path(), 400);
             let hosts = hosts_file(tmp.path());
@@ -616,19 +635,45 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
                         &["reasonctl::dataflow::max_facts", "past --max-facts 1000"],
                     )?;
                     // The count where the run stopped: past the budget, short of the fixpoint's.
-                    let derived: usize = err
-                        .split("derived ")
-                        .nth(1)
-                        .and_then(|rest| rest.split(' ').next())
-                        .and_then(|n| n.parse().ok())
-                        .ok_or_else(|| format!("no count in: {err}"))?;
-                    if derived <= 1000 || derived >= 79_800 {
+                    let derived = stopped_at(&err)?;
+                    if derived <= 1000 || derived >= 80_200 {
                         return Err(format!("stopped at {derived} facts: {err}").into());
                     }
                 }
                 if tmp.path().join("out.nq").exists() || tmp.path().join("out").exists() {
                     return Err(format!("{args:?}: output was written").into());
                 }
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_cluster_past_max_facts_only_in_sum_stops_every_process_while_deriving",
+        || {
+            let tmp = tempfile::tempdir()?;
+            // A 400-edge chain's closure: 80,200 derived facts, each process's `distinct` about half of them and
+            // each process making about half: under a budget of 60,000 no process is past it alone, the two
+            // together are before the fixpoint.
+            let (rules, data) = chain(tmp.path(), 400);
+            let hosts = hosts_file(tmp.path());
+            let args = ["--max-facts", "60000", "-o", "out.nq"];
+            let one = process(tmp.path(), 1, &hosts, &data, &rules, &args).spawn()?;
+            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).spawn()?;
+            let (zero, one) = (within(zero, 120)?, within(one, 120)?);
+            for out in [&zero, &one] {
+                let err = ended(
+                    out,
+                    3,
+                    &["reasonctl::dataflow::max_facts", "past --max-facts 60000"],
+                )?;
+                // The cluster's count where the run stopped: past the budget, short of the fixpoint's.
+                let derived = stopped_at(&err)?;
+                if derived <= 60_000 || derived >= 80_200 {
+                    return Err(format!("stopped at {derived} facts: {err}").into());
+                }
+            }
+            if tmp.path().join("out.nq").exists() {
+                return Err("output was written".into());
             }
             Ok(())
         },

@@ -697,6 +697,9 @@ impl Counter {
     }
 }
 
+/// How often, at most, a process in a cluster under `--max-facts` announces its `owned` count while it grows.
+const ANNOUNCE_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// What a dataflow run moved between processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Exchanged {
@@ -761,13 +764,26 @@ pub fn materialize(
     // least as many facts as any one process made, so a process past the budget stops the cluster. It announces
     // its count to every worker of every process (`over`), and each stops with the budget's error (exit 3); a
     // process stopping alone would end the others with `cluster_lost` (exit 1). A cluster past the budget
-    // though no process is, is stopped at the fixpoint, where the cluster's count is taken.
+    // though no process is: each process also counts the distinct derived facts whose `distinct` runs on its
+    // workers (`owned`: `distinct` partitions facts by hash over every worker of every process, so each fact is
+    // some one process's), its first worker announces that count as it grows (kind 2), and a worker that sees
+    // the announced counts sum past the budget announces the sum as a process past it does.
+    //   cluster(t) = Σ_process owned(process, t)    exact: no fact is two processes', none goes uncounted
     let counted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let owned = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let over = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // In a cluster: a process whose own --timeout passed, and its budget in milliseconds, as announced.
     let late: Arc<Mutex<Option<(u32, u64)>>> = Arc::new(Mutex::new(None));
     let max_facts = settings.max_facts;
     let counter = max_facts.map(|_| Counter::new(store.clone(), counted.clone()));
+    let in_cluster = settings.cluster.is_some();
+    let owner =
+        (max_facts.is_some() && in_cluster).then(|| Counter::new(store.clone(), owned.clone()));
+    let workers = settings.workers.max(1);
+    let processes = settings.cluster.as_ref().map_or(1, |c| c.addresses.len());
+    // Each process's `owned` count, as last announced.
+    let sums: Arc<Vec<std::sync::atomic::AtomicU64>> =
+        Arc::new((0..processes).map(|_| Default::default()).collect());
     let monotone: Arc<Vec<bool>> = Arc::new(
         program
             .footprints
@@ -777,8 +793,6 @@ pub fn materialize(
     );
     // The workers' ends: in a cluster a worker that stops early is held, not returned (see `cluster::Ending`).
     let ended = Arc::new(cluster::Ended::default());
-    let in_cluster = settings.cluster.is_some();
-    let workers = settings.workers.max(1);
     let (now, deadline) = (settings.now, settings.deadline);
     let settings_timeout = settings.timeout;
     let shared = (
@@ -787,6 +801,7 @@ pub fn materialize(
         timed_out.clone(),
         total.clone(),
         (counted.clone(), over.clone(), late.clone()),
+        (owned.clone(), sums.clone()),
     );
     // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
     let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -836,8 +851,8 @@ pub fn materialize(
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
-        let (store, found, timed_out, total, (counted, over, late)) = shared.clone();
-        let (counter, monotone) = (counter.clone(), monotone.clone());
+        let (store, found, timed_out, total, (counted, over, late), (owned, sums)) = shared.clone();
+        let (counter, owner, monotone) = (counter.clone(), owner.clone(), monotone.clone());
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
         let (index, peers) = (worker.index(), worker.peers());
@@ -874,7 +889,8 @@ pub fn materialize(
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
                         let reads = reads.clone();
-                        let (counter, monotone) = (counter.clone(), monotone.clone());
+                        let (counter, owner, monotone) =
+                            (counter.clone(), owner.clone(), monotone.clone());
                         derived.push(facts.scope().iterate(move |inner, x| {
                             let cx = Cx::new(
                                 base.enter(inner).concat(x),
@@ -893,7 +909,8 @@ pub fn materialize(
                             }
                             // Counted again after `distinct` only when a rule's rows were not counted as made.
                             let late = group.iter().any(|&r| !monotone[r]);
-                            shown_to(out.distinct(), counter.as_ref().filter(|_| late))
+                            let out = shown_to(out.distinct(), owner.as_ref());
+                            shown_to(out, counter.as_ref().filter(|_| late))
                         }));
                     }
                 }
@@ -905,7 +922,7 @@ pub fn materialize(
                     // A recursive group's facts are counted inside it; a flat rule's as made, or here
                     // when it negates or aggregates.
                     let late = flat.iter().any(|&r| !monotone[r]);
-                    let stage_facts = stage_facts.distinct();
+                    let stage_facts = shown_to(stage_facts.distinct(), owner.as_ref());
                     facts = facts.concat(shown_to(stage_facts, counter.as_ref().filter(|_| late)));
                 }
             }
@@ -941,19 +958,24 @@ pub fn materialize(
         });
         // In a cluster, why a process stops, announced to every worker (each process builds this dataflow,
         // whatever its options, so that the processes' dataflows match): a count past --max-facts (kind 0), or
-        // its own --timeout passed (kind 1, with the budget). A worker that heard one closes its input, and
+        // its own --timeout passed (kind 1, with the budget); and, under --max-facts, each process's `owned`
+        // count as it grows (kind 2). A worker that heard one closes its input, and
         // stops once every worker's input is closed (the probe is done): by then every worker heard it, so no
         // process exits (which the others would see as a lost link) before all know why. A process past its
         // deadline waits for that no longer than the grace the command gives a phase past it.
         let mut announce = in_cluster.then(|| {
             worker.dataflow::<u64, _, _>(|scope| {
                 let (input, announced) = TimelyInput::new_input::<Vec<(u8, u32, u64)>>(&scope);
-                let (over, late) = (over.clone(), late.clone());
+                let (over, late, sums) = (over.clone(), late.clone(), sums.clone());
                 let (heard, _) = announced
                     .broadcast()
                     .inspect(move |&(kind, process, n)| {
                         if kind == 0 {
                             over.fetch_max(n as usize, std::sync::atomic::Ordering::Relaxed);
+                        } else if kind == 2 {
+                            if let Some(sum) = sums.get(process as usize) {
+                                sum.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
+                            }
                         } else {
                             late.lock()
                                 .expect("a worker panicked")
@@ -986,6 +1008,8 @@ pub fn materialize(
         unit_in.flush();
         drop((facts_in, unit_in));
         let budget_ms = settings_timeout.map_or(0, |t| t.as_millis() as u64);
+        // The `owned` count this worker announced last, and when (the first worker of each process announces).
+        let mut told = (0usize, Instant::now());
         let grace = crate::control::grace(settings_timeout.unwrap_or_default());
         while probe.less_than(&1) {
             use std::sync::atomic::Ordering::Relaxed;
@@ -995,14 +1019,17 @@ pub fn materialize(
                 timed_out.store(true, Relaxed);
             }
             let made = counted.load(Relaxed);
+            let cluster: u64 = sums.iter().map(|s| s.load(Relaxed)).sum();
             // Why this process stops, if it does: its time (kind 1, with the budget) or its facts (kind 0, with
-            // the count).
+            // the count: its own, or the cluster's as announced).
             let stop = if timed_out.load(Relaxed) {
                 Some((1, budget_ms))
             } else {
-                max_facts
-                    .is_some_and(|m| made > m)
-                    .then_some((0, made as u64))
+                max_facts.and_then(|m| {
+                    (made > m)
+                        .then_some((0, made as u64))
+                        .or_else(|| (cluster > m as u64).then_some((0, cluster)))
+                })
             };
             if cluster::link_lost() {
                 break;
@@ -1015,6 +1042,19 @@ pub fn materialize(
                 worker.step();
                 continue;
             };
+            // This process's `owned` count, when it grew, at most every ANNOUNCE_EVERY.
+            if let Some(input) = input.as_mut() {
+                let mine = owned.load(Relaxed);
+                if owner.is_some()
+                    && index % workers == 0
+                    && mine != told.0
+                    && now >= told.1 + ANNOUNCE_EVERY
+                {
+                    input.send((2, process, mine as u64));
+                    input.flush();
+                    told = (mine, now);
+                }
+            }
             // A worker with a reason, or that heard one, says its reason (if any) and closes its input; it stops
             // once every worker's input is closed, or past its own deadline by the grace.
             if stop.is_some() || heard_stop() {
