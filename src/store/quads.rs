@@ -322,7 +322,7 @@ impl Renumber {
 }
 
 /// Triples in SPO order with their POS and OSP permutations, without `removed` and with `added` (both sorted):
-/// SPO copied in blocks between the changes, each permutation renumbered ([`Renumber`]) and merged with the
+/// SPO copied in blocks between the changes, each permutation renumbered (`Renumber`) and merged with the
 /// added triples' places, found by galloping, not sorted again — `O(n + k log n)` for `k` changes, with no
 /// random access into the triples but for the `k`. `None` if a removed triple is missing, an added one
 /// present, or a permutation names an index out of range.
