@@ -10,7 +10,9 @@
 //! derived           = facts_last − asserted
 //! ```
 //!
-//! A rule body lowers operator by operator: a triple pattern is a `flat_map` over the facts to rows, a join a
+//! A rule body lowers operator by operator: a triple pattern is a `flat_map` over the facts to rows (a triple
+//! term in it, as RDF 1.2 annotations and reifiers in bodies lower to, matches the fact's triple term, decoded by
+//! the dictionary), a join a
 //! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
 //! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
 //! on the shared variables, UNION a `concat`, VALUES a constant collection, a subquery's projection a `map`,
@@ -51,7 +53,7 @@ use crate::exec::terms::Terms;
 use crate::ir::lower::TemplateTerm;
 use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId, VarSet};
 use crate::rules::Rule;
-use crate::store::{Overlay, Store, TermId, TermRef, TermSource};
+use crate::store::{Dictionary, Overlay, Store, TermId, TermRef, TermSource};
 
 use super::Program;
 
@@ -255,11 +257,9 @@ pub fn check(program: &Program) -> Vec<Unsupported> {
 fn check_op(op: &Op, found: &mut Vec<&'static str>) {
     match op {
         Op::Empty | Op::Unit | Op::Values { .. } => {}
-        Op::Pattern(tp) => {
-            if tp.terms.iter().any(|t| matches!(t, PatternTerm::Triple(_))) {
-                found.push("a triple term in a triple pattern");
-            }
-        }
+        // A triple term in a pattern matches the triple terms the facts name (decoded by the dictionary every
+        // process holds): nothing is minted.
+        Op::Pattern(_) => {}
         Op::Path {
             subject,
             object,
@@ -385,11 +385,11 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     PatternTerm::Const(p) => self.by_predicate.get(&p.0),
                     _ => None,
                 };
-                let tp = tp.clone();
+                let (tp, store) = (tp.clone(), self.store.clone());
                 source
                     .unwrap_or(&self.facts)
                     .clone()
-                    .flat_map(move |q| match_pattern(&tp, q, width))
+                    .flat_map(move |q| match_pattern(&tp, q, width, &store.dict))
             }
             Op::Join(ops) => {
                 let mut acc: Option<(VecCollection<'s, T, Row, isize>, VarSet, VarSet)> = None;
@@ -558,15 +558,21 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
 }
 
 /// The row of a triple pattern over one quad, if it matches.
-fn match_pattern(tp: &TriplePattern, [g, s, p, o]: Q, width: usize) -> Option<Row> {
+fn match_pattern(
+    tp: &TriplePattern,
+    [g, s, p, o]: Q,
+    width: usize,
+    dict: &Dictionary,
+) -> Option<Row> {
     let mut row = vec![UNBOUND; width];
     let graph_ok = match tp.graph {
         GraphTerm::Default => g == TermId::DEFAULT_GRAPH.0,
         GraphTerm::Named(n) => g == n.0,
         GraphTerm::Var(v) => g != TermId::DEFAULT_GRAPH.0 && bind_var(v, g, &mut row),
     };
-    (graph_ok && (tp.terms.iter().zip([s, p, o])).all(|(t, value)| bind_term(t, value, &mut row)))
-        .then_some(row)
+    (graph_ok
+        && (tp.terms.iter().zip([s, p, o])).all(|(t, value)| bind_term(t, value, &mut row, dict)))
+    .then_some(row)
 }
 
 /// Binds `v` to `value` in `row`, or checks that it is bound to it.
@@ -578,13 +584,19 @@ fn bind_var(v: VarId, value: u32, row: &mut Row) -> bool {
     *cell == value
 }
 
-/// Matches a pattern's term against `value`: a constant must be it, a variable takes it (or must agree); a
-/// triple term matches nothing here (`check` refuses it).
-fn bind_term(t: &PatternTerm, value: u32, row: &mut Row) -> bool {
+/// Matches a pattern's term against `value`: a constant must be it, a variable takes it (or must agree), a
+/// triple term `<<( s p o )>>` matches a triple term whose parts match `s`, `p` and `o` (nested ones too).
+// bind(<<( s p o )>>, v) :- v = <<( a b c )>>, bind(s, a), bind(p, b), bind(o, c).
+fn bind_term(t: &PatternTerm, value: u32, row: &mut Row, dict: &Dictionary) -> bool {
     match t {
         PatternTerm::Const(c) => c.0 == value,
         PatternTerm::Var(v) => bind_var(*v, value, row),
-        PatternTerm::Triple(_) => false,
+        PatternTerm::Triple(parts) => match dict.term(TermId(value)) {
+            TermRef::Triple(ids) => {
+                (parts.iter().zip(ids)).all(|(t, id)| bind_term(t, id.0, row, dict))
+            }
+            _ => false,
+        },
     }
 }
 
@@ -1201,6 +1213,29 @@ mod tests {
             let ran = materialize(&program, store.clone(), &settings(workers)).expect("a run");
             assert_eq!(ran.overlay.len(), 6, "{workers} worker(s)");
             assert!(ran.asserted.is_none());
+        }
+    }
+
+    // said(x) :- ?r :says <<( ?x :claims <<( ?y :knows ?z )>> )>>: a nested triple term matches part by part, and
+    // a fact whose object is no triple term, or a triple term of another shape, does not.
+    #[test]
+    fn a_nested_triple_term_in_a_pattern_matches_the_facts_triple_terms_part_by_part() {
+        let data = ":r1 :says <<( :a :claims <<( :b :knows :c )>> )>> . \
+                    :r2 :says <<( :d :claims :e )>> . \
+                    :r3 :says :f . \
+                    :r4 :says <<( :g :denies <<( :h :knows :i )>> )>> .";
+        let rules = [
+            "CONSTRUCT { ?x :heard ?z } WHERE { ?r :says <<( ?x :claims <<( ?y :knows ?z )>> )>> }",
+        ];
+        let (program, store) = setup(data, &rules);
+        let iri = |local: &str| store.dict.lookup_iri(&format!("http://e/{local}")).unwrap();
+        for workers in [1, 2] {
+            let ran = materialize(&program, store.clone(), &settings(workers)).expect("a run");
+            assert_eq!(
+                ran.overlay.graph_triples(TermId::DEFAULT_GRAPH),
+                vec![[iri("a"), iri("heard"), iri("c")]],
+                "{workers} worker(s)"
+            );
         }
     }
 

@@ -55,10 +55,12 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             };
             pairs = pairs.concat(identity);
         }
-        let (subject, object) = (subject.clone(), object.clone());
+        let (subject, object, store) = (subject.clone(), object.clone(), self.store.clone());
         pairs.distinct().flat_map(move |(x, y)| {
             let mut row = vec![UNBOUND; width];
-            (bind_term(&subject, x, &mut row) && bind_term(&object, y, &mut row)).then_some(row)
+            let dict = &store.dict;
+            (bind_term(&subject, x, &mut row, dict) && bind_term(&object, y, &mut row, dict))
+                .then_some(row)
         })
     }
 
