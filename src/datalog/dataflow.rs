@@ -22,7 +22,7 @@
 //! Terms: the workers are threads of one process and share the loaded dictionary read-only, so every worker
 //! numbers terms alike and the output is the in-memory engine's, byte for byte. What would need a new term
 //! (BIND of a computed value, blank nodes or triple terms in heads, minted reifiers) or is not lowered yet
-//! (OPTIONAL, MINUS, GRAPH ?g over the dataset's names or around a path, ORDER BY / LIMIT, aggregates) is
+//! (OPTIONAL, MINUS, a property path inside GRAPH ?g, ORDER BY / LIMIT, aggregates) is
 //! rejected up front by [`check`], never run by another engine in its place.
 
 use std::cell::RefCell;
@@ -276,9 +276,10 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
                 found.push("a triple term at a property path's end");
             }
         }
-        // `GRAPH <g> { … }`: whether that graph has facts; `GRAPH ?g` ranges over the dataset's names.
-        Op::GraphName(GraphTerm::Named(_)) => {}
-        Op::GraphName(_) => found.push("GRAPH over the dataset's graph names"),
+        // `GRAPH <g> { … }`: whether that graph has facts; `GRAPH ?g` ranges over the dataset's names (the
+        // named graphs that have facts).
+        Op::GraphName(GraphTerm::Named(_) | GraphTerm::Var(_)) => {}
+        Op::GraphName(GraphTerm::Default) => found.push("GRAPH over the default graph"),
         Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| check_op(o, found)),
         Op::LeftJoin { .. } => found.push("OPTIONAL"),
         Op::Minus { .. } => found.push("MINUS"),
@@ -507,7 +508,21 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     .distinct()
                     .map(move |()| vec![UNBOUND; width])
             }
-            Op::GraphName(_)
+            // A row for each named graph that has facts, `?g` bound to its name, as the executor's `graphs`
+            // ranges over the view's named graphs.
+            // name(g) :- fact(g, s, p, o), g ≠ the default graph.
+            Op::GraphName(GraphTerm::Var(v)) => {
+                let v = v.index();
+                (self.facts.clone())
+                    .flat_map(|q| (q[0] != TermId::DEFAULT_GRAPH.0).then_some(q[0]))
+                    .distinct()
+                    .map(move |g| {
+                        let mut row = vec![UNBOUND; width];
+                        row[v] = g;
+                        row
+                    })
+            }
+            Op::GraphName(GraphTerm::Default)
             | Op::LeftJoin { .. }
             | Op::Minus { .. }
             | Op::OrderBy { .. }
