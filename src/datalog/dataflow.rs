@@ -285,13 +285,7 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
         Op::Minus { .. } => found.push("MINUS"),
         Op::Filter { input, expr } => {
             check_op(input, found);
-            match exists_of(expr) {
-                Some((inner, _)) => check_op(inner, found),
-                None if expr.has_exists() => {
-                    found.push("EXISTS inside a larger FILTER expression (only FILTER EXISTS and FILTER NOT EXISTS)")
-                }
-                None => {}
-            }
+            check_filter(expr, found);
         }
         Op::Extend { input, expr, .. } => {
             check_op(input, found);
@@ -306,6 +300,31 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
             found.push("ORDER BY, LIMIT or OFFSET in a subquery")
         }
         Op::Group { .. } => found.push("an aggregate (GROUP BY) in a subquery"),
+    }
+}
+
+/// A FILTER's condition: `(NOT) EXISTS { p }` whole, or a conjunction of such and of conditions without EXISTS
+/// (each conjunct a filter of its own, see [`conjunction`]).
+fn check_filter(expr: &Expr, found: &mut Vec<&'static str>) {
+    match (exists_of(expr), conjunction(expr)) {
+        (Some((inner, _)), _) => check_op(inner, found),
+        (None, Some((a, b))) => {
+            check_filter(a, found);
+            check_filter(b, found);
+        }
+        (None, None) if expr.has_exists() => found.push(
+            "EXISTS inside a FILTER expression other than a conjunction (only FILTER (NOT) EXISTS, alone or joined by &&)",
+        ),
+        (None, None) => {}
+    }
+}
+
+/// The two sides of `a && b` when EXISTS is in it. FILTER(a && b) keeps a row when both are true (an error in
+/// either is not true, and EXISTS never errs): as FILTER(a) then FILTER(b).
+fn conjunction(expr: &Expr) -> Option<(&Expr, &Expr)> {
+    match expr {
+        Expr::And(a, b) if expr.has_exists() => Some((a, b)),
+        _ => None,
     }
 }
 
@@ -430,6 +449,21 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     })
                     .collect();
                 self.unit.clone().flat_map(move |()| table.clone())
+            }
+            // filter(a && b) = filter(b) ∘ filter(a), when EXISTS is in it.
+            Op::Filter { input, expr }
+                if exists_of(expr).is_none() && conjunction(expr).is_some() =>
+            {
+                let (a, b) = conjunction(expr).expect("a conjunction");
+                let first = Op::Filter {
+                    input: input.clone(),
+                    expr: a.clone(),
+                };
+                let then = Op::Filter {
+                    input: Box::new(first),
+                    expr: b.clone(),
+                };
+                self.rows(&then, width)
             }
             Op::Filter { input, expr } => {
                 let rows = self.rows(input, width);
