@@ -548,10 +548,12 @@ proptest! {
     fn maintaining_an_equivalence_group_as_components_gives_the_facts_a_run_from_scratch_gives(
         (old, new) in arb_change(),
         base in any::<bool>(),
+        hub in 0..3usize,
         reader in any::<bool>(),
         threads in prop_oneof![Just(1usize), Just(2)],
     ) {
-        // p1 symmetric and transitive, seeded by p0's links (literal objects included) when `base`, read by a
+        // p1 symmetric and transitive, seeded by p0's links (literal objects included) when `base`, through a
+        // shared subject or object (`hub`: a rule the maintenance runs as a union per shared term), read by a
         // later rule when `reader`.
         let mut rules = vec![
             format!("CONSTRUCT {{ ?y <{EX}p1> ?x }} WHERE {{ ?x <{EX}p1> ?y }}"),
@@ -559,6 +561,11 @@ proptest! {
         ];
         if base {
             rules.push(format!("CONSTRUCT {{ ?x <{EX}p1> ?y }} WHERE {{ ?x <{EX}p0> ?y }}"));
+        }
+        match hub {
+            1 => rules.push(format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?y <{EX}p0> ?x . ?y <{EX}p0> ?z }}")),
+            2 => rules.push(format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?x <{EX}p2> ?y . ?z <{EX}p0> ?y }}")),
+            _ => {}
         }
         if reader {
             rules.push(format!("CONSTRUCT {{ ?x <{EX}p3> ?z }} WHERE {{ ?x <{EX}p1> ?y . ?y <{EX}p2> ?z }}"));
@@ -605,6 +612,35 @@ fn a_recursive_chain_closes_the_same_way_staged_and_naive() {
     let staged = run(&data, &rules, Schedule::Staged, 2);
     assert_eq!(staged.lines().count(), 40 * 41 / 2);
     assert_eq!(staged, run(&data, &rules, Schedule::WholeProgram, 1));
+}
+
+#[test]
+fn an_equivalence_fed_through_a_shared_term_keeps_every_member_that_shares_it_after_a_removal() {
+    // p1 is an equivalence, fed by p1(x,z) :- p2(x,y), p0(z,y): n1 and n4 both p2 the hub h, n2 p0 h, so n1, n2
+    // and n4 are one class (a student's courses); n3 joins it by an asserted p1 link. Removing that link leaves
+    // n3 alone and n1, n2, n4 together: n4 is linked to n1 through h though no rule makes that pair directly.
+    let data = |linked: bool| -> String {
+        let mut d = format!(
+            "<{EX}n1> <{EX}p2> <{EX}h> .\n<{EX}n4> <{EX}p2> <{EX}h> .\n<{EX}n2> <{EX}p0> <{EX}h> .\n"
+        );
+        if linked {
+            d.push_str(&format!("<{EX}n1> <{EX}p1> <{EX}n3> .\n"));
+        }
+        d
+    };
+    let rules = vec![
+        format!("CONSTRUCT {{ ?y <{EX}p1> ?x }} WHERE {{ ?x <{EX}p1> ?y }}"),
+        format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?x <{EX}p1> ?y . ?y <{EX}p1> ?z }}"),
+        format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?x <{EX}p2> ?y . ?z <{EX}p0> ?y }}"),
+    ];
+    let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
+    assert!(matches!(mode, Mode::Incremental(_)), "{mode:?}");
+    assert_eq!(kept, run(&data(false), &rules, Schedule::Staged, 1));
+    assert!(
+        kept.contains(&format!("<{EX}n4> <{EX}p1> <{EX}n1>")),
+        "{kept}"
+    );
+    assert!(!kept.contains(&format!("<{EX}n3> <{EX}p1>")), "{kept}");
 }
 
 #[test]

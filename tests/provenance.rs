@@ -418,7 +418,7 @@ fn a_rule_that_may_mint_reifiers_without_end_is_warned_of_before_the_run_and_bud
 }
 
 /// `--provenance premises` past `--timeout`: the replays stop at the deadline (well before they would end), exit 3,
-/// nothing written. A 400-node chain's closure (79,800 facts) is derived, and its reifiers minted, in a fraction
+/// nothing written. A 400-edge chain's closure (80,200 facts) is derived, and its reifiers minted, in a fraction
 /// of the budget (a smaller budget is spent before the replays start, where the command's own stop ends the run);
 /// replaying every fact's derivation takes over twice it (7 s in a debug build).
 #[test]

@@ -292,6 +292,59 @@ impl UnionFind {
     }
 }
 
+/// `R(x,z) :- P(x ~ y), Q(y ~ z)`: a rule whose body is two edges of the default graph that share only `y`,
+/// the head's `x` in the first and `z` in the second (each edge either way round). Every `x` linked through a
+/// `y` to some `z` is linked to every `z` of that `y`: a union through `y` says what the pairs say, without
+/// making a pair per (x, z) (a student's courses are one class whatever their count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hub {
+    /// The head predicate.
+    pub r: TermId,
+    /// The first edge's predicate, and whether `x` is its subject (`P(x, y)`; else `P(y, x)`).
+    pub to_hub: (TermId, bool),
+    /// The second edge's predicate, and whether `y` is its subject (`Q(y, z)`; else `Q(z, y)`).
+    pub from_hub: (TermId, bool),
+}
+
+/// The [`Hub`] a rule is, if it is one.
+pub fn hub(rule: &Rule) -> Option<Hub> {
+    let [head] = rule.heads.as_slice() else {
+        return None;
+    };
+    let (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(z), None) =
+        (&head.terms[0], &head.terms[1], &head.terms[2], head.graph)
+    else {
+        return None;
+    };
+    let (x, z) = (*x, *z);
+    let Op::Join(ops) = &rule.body else {
+        return None;
+    };
+    let [a, b] = ops.as_slice() else {
+        return None;
+    };
+    let (a, b) = (edge(a)?, edge(b)?);
+    // The edge's other end than `v`, and whether `v` is its subject.
+    let other = |(s, _, o): (VarId, TermId, VarId), v: VarId| {
+        if s == v {
+            Some((o, true))
+        } else if o == v {
+            Some((s, false))
+        } else {
+            None
+        }
+    };
+    [(a, b), (b, a)].into_iter().find_map(|(first, second)| {
+        let (y, x_subject) = other(first, x)?;
+        let (z2, y_subject) = other(second, y)?;
+        (x != z && y != z && z2 == z).then_some(Hub {
+            r: *r,
+            to_hub: (first.1, x_subject),
+            from_hub: (second.1, y_subject),
+        })
+    })
+}
+
 /// A body triple pattern of the default graph with a constant predicate and two distinct variables.
 fn edge(op: &Op) -> Option<(VarId, TermId, VarId)> {
     match op {
