@@ -306,8 +306,11 @@ pub struct Hub {
     pub from_hub: (TermId, bool),
 }
 
-/// The [`Hub`] a rule is, if it is one.
-pub fn hub(rule: &Rule) -> Option<Hub> {
+/// A rule with one head `?x R ?z` (x ≠ z) in the default graph and a body of exactly two edges ([`edge`]):
+/// (x, R, z) and the edges.
+type TwoEdges = ((VarId, TermId, VarId), [(VarId, TermId, VarId); 2]);
+
+fn two_edges(rule: &Rule) -> Option<TwoEdges> {
     let [head] = rule.heads.as_slice() else {
         return None;
     };
@@ -316,14 +319,21 @@ pub fn hub(rule: &Rule) -> Option<Hub> {
     else {
         return None;
     };
-    let (x, z) = (*x, *z);
+    if x == z {
+        return None;
+    }
     let Op::Join(ops) = &rule.body else {
         return None;
     };
     let [a, b] = ops.as_slice() else {
         return None;
     };
-    let (a, b) = (edge(a)?, edge(b)?);
+    Some(((*x, *r, *z), [edge(a)?, edge(b)?]))
+}
+
+/// The [`Hub`] a rule is, if it is one.
+pub fn hub(rule: &Rule) -> Option<Hub> {
+    let ((x, r, z), [a, b]) = two_edges(rule)?;
     // The edge's other end than `v`, and whether `v` is its subject.
     let other = |(s, _, o): (VarId, TermId, VarId), v: VarId| {
         if s == v {
@@ -337,8 +347,8 @@ pub fn hub(rule: &Rule) -> Option<Hub> {
     [(a, b), (b, a)].into_iter().find_map(|(first, second)| {
         let (y, x_subject) = other(first, x)?;
         let (z2, y_subject) = other(second, y)?;
-        (x != z && y != z && z2 == z).then_some(Hub {
-            r: *r,
+        (y != z && z2 == z).then_some(Hub {
+            r,
             to_hub: (first.1, x_subject),
             from_hub: (second.1, y_subject),
         })
@@ -442,25 +452,7 @@ fn symmetric(rule: &Rule) -> Option<TermId> {
 /// The closure a rule compiles to, if its body is exactly one of the three shapes (two patterns, nothing else),
 /// and it has one head `?x R ?z` in the default graph.
 pub fn recognize(rule: &Rule) -> Option<Closure> {
-    let [head] = rule.heads.as_slice() else {
-        return None;
-    };
-    let (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(z), None) =
-        (&head.terms[0], &head.terms[1], &head.terms[2], head.graph)
-    else {
-        return None;
-    };
-    let (x, r, z) = (*x, *r, *z);
-    if x == z {
-        return None;
-    }
-    let Op::Join(ops) = &rule.body else {
-        return None;
-    };
-    let [a, b] = ops.as_slice() else {
-        return None;
-    };
-    let (a, b) = (edge(a)?, edge(b)?);
+    let ((x, r, z), [a, b]) = two_edges(rule)?;
     let distinct = |y: VarId| y != x && y != z;
     // R(x,z) :- R(x,y), R(y,z)
     if a.1 == r && b.1 == r {
