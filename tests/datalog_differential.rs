@@ -621,7 +621,8 @@ fn an_equivalence_fed_through_a_shared_term_keeps_every_member_that_shares_it_af
     // n3 alone and n1, n2, n4 together: n4 is linked to n1 through h though no rule makes that pair directly.
     let data = |linked: bool| -> String {
         let mut d = format!(
-            "<{EX}n1> <{EX}p2> <{EX}h> .\n<{EX}n4> <{EX}p2> <{EX}h> .\n<{EX}n2> <{EX}p0> <{EX}h> .\n"
+            "<{EX}n1> <{EX}p2> <{EX}h> .\n<{EX}n4> <{EX}p2> <{EX}h> .\n<{EX}n2> <{EX}p0> <{EX}h> .\n\
+             <{EX}k> <{EX}p3> <{EX}n1> .\n<{EX}k> <{EX}p3> \"5\" .\n"
         );
         if linked {
             d.push_str(&format!("<{EX}n1> <{EX}p1> <{EX}n3> .\n"));
@@ -632,6 +633,8 @@ fn an_equivalence_fed_through_a_shared_term_keeps_every_member_that_shares_it_af
         format!("CONSTRUCT {{ ?y <{EX}p1> ?x }} WHERE {{ ?x <{EX}p1> ?y }}"),
         format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?x <{EX}p1> ?y . ?y <{EX}p1> ?z }}"),
         format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?x <{EX}p2> ?y . ?z <{EX}p0> ?y }}"),
+        // k p3 n1 and k p3 "5": n1's class has the literal end "5", every member of it after the removal too.
+        format!("CONSTRUCT {{ ?x <{EX}p1> ?z }} WHERE {{ ?y <{EX}p3> ?x . ?y <{EX}p3> ?z }}"),
     ];
     let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
     assert!(matches!(mode, Mode::Incremental(_)), "{mode:?}");
@@ -640,6 +643,7 @@ fn an_equivalence_fed_through_a_shared_term_keeps_every_member_that_shares_it_af
         kept.contains(&format!("<{EX}n4> <{EX}p1> <{EX}n1>")),
         "{kept}"
     );
+    assert!(kept.contains(&format!("<{EX}n4> <{EX}p1> \"5\"")), "{kept}");
     assert!(!kept.contains(&format!("<{EX}n3> <{EX}p1>")), "{kept}");
 }
 
