@@ -310,15 +310,21 @@ pub struct Hub {
 /// (x, R, z) and the edges.
 type TwoEdges = ((VarId, TermId, VarId), [(VarId, TermId, VarId); 2]);
 
-fn two_edges(rule: &Rule) -> Option<TwoEdges> {
+/// A rule's one head `?x R ?z` in the default graph: (x, R, z).
+fn head_edge(rule: &Rule) -> Option<(VarId, TermId, VarId)> {
     let [head] = rule.heads.as_slice() else {
         return None;
     };
-    let (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(z), None) =
-        (&head.terms[0], &head.terms[1], &head.terms[2], head.graph)
-    else {
-        return None;
-    };
+    match (&head.terms[0], &head.terms[1], &head.terms[2], head.graph) {
+        (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(z), None) => {
+            Some((*x, *r, *z))
+        }
+        _ => None,
+    }
+}
+
+fn two_edges(rule: &Rule) -> Option<TwoEdges> {
+    let (x, r, z) = head_edge(rule)?;
     if x == z {
         return None;
     }
@@ -328,7 +334,7 @@ fn two_edges(rule: &Rule) -> Option<TwoEdges> {
     let [a, b] = ops.as_slice() else {
         return None;
     };
-    Some(((*x, *r, *z), [edge(a)?, edge(b)?]))
+    Some(((x, r, z), [edge(a)?, edge(b)?]))
 }
 
 /// The [`Hub`] a rule is, if it is one.
@@ -437,16 +443,9 @@ pub fn equivalence_within(rules: &[&Rule]) -> Option<(usize, usize, TermId)> {
 
 /// The predicate R of a rule `R(x,y) :- R(y,x)` (one head in the default graph, one pattern), if it is one.
 fn symmetric(rule: &Rule) -> Option<TermId> {
-    let [head] = rule.heads.as_slice() else {
-        return None;
-    };
-    let (TemplateTerm::Var(x), TemplateTerm::Const(r), TemplateTerm::Var(y), None) =
-        (&head.terms[0], &head.terms[1], &head.terms[2], head.graph)
-    else {
-        return None;
-    };
+    let (x, r, y) = head_edge(rule)?;
     let (s, p, o) = edge(&rule.body)?;
-    (p == *r && s == *y && o == *x && x != y).then_some(*r)
+    (p == r && s == y && o == x && x != y).then_some(r)
 }
 
 /// The closure a rule compiles to, if its body is exactly one of the three shapes (two patterns, nothing else),
