@@ -346,6 +346,36 @@ fn ended(out: &std::process::Output, exit: i32, says: &[&str]) -> Result<String,
     Ok(err)
 }
 
+/// Runs both processes of a two-process cluster over `data` and `rules` with `--max-facts max` and `out` (`-o
+/// out.nq` or `--out-dir out`), each within 120 s, and checks that each ended with the budget's error (exit 3)
+/// at a count in `counts`, and that nothing was written.
+fn stopped_past_max_facts(
+    dir: &Path,
+    hosts: &Path,
+    (data, rules): (&Path, &Path),
+    (max, out): (usize, &[&str]),
+    counts: std::ops::RangeInclusive<usize>,
+) -> Result<(), Failed> {
+    let max_text = max.to_string();
+    let mut args = vec!["--max-facts", max_text.as_str()];
+    args.extend(out);
+    let one = process(dir, 1, hosts, data, rules, &args).spawn()?;
+    let zero = process(dir, 0, hosts, data, rules, &args).spawn()?;
+    let (zero, one) = (within(zero, 120)?, within(one, 120)?);
+    let past = format!("past --max-facts {max}");
+    for ran in [&zero, &one] {
+        let err = ended(ran, 3, &["reasonctl::dataflow::max_facts", &past])?;
+        let derived = stopped_at(&err)?;
+        if !counts.contains(&derived) {
+            return Err(format!("stopped at {derived} facts: {err}").into());
+        }
+    }
+    if dir.join("out.nq").exists() || dir.join("out").exists() {
+        return Err(format!("{out:?}: output was written").into());
+    }
+    Ok(())
+}
+
 /// The count a `max_facts` error says the run stopped at ("derived N facts").
 fn stopped_at(err: &str) -> Result<usize, Failed> {
     err.split("derived ")
@@ -592,24 +622,13 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             // fixpoint's 465 if it comes first.
             let (rules, data) = chain(tmp.path(), 30);
             let hosts = hosts_file(tmp.path());
-            let args = ["--max-facts", "300", "--out-dir", "out"];
-            let one = process(tmp.path(), 1, &hosts, &data, &rules, &args).spawn()?;
-            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).output()?;
-            let one = one.wait_with_output()?;
-            for out in [&zero, &one] {
-                let err = ended(
-                    out,
-                    3,
-                    &["reasonctl::dataflow::max_facts", "past --max-facts 300"],
-                )?;
-                let derived = stopped_at(&err)?;
-                if !(301..=465).contains(&derived) {
-                    return Err(format!("stopped at {derived} facts: {err}").into());
-                }
-            }
-            if tmp.path().join("out").exists() {
-                return Err("a share was written".into());
-            }
+            stopped_past_max_facts(
+                tmp.path(),
+                &hosts,
+                (&data, &rules),
+                (300, &["--out-dir", "out"]),
+                301..=465,
+            )?;
             Ok(())
         },
     ));
@@ -621,28 +640,15 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             // passes on its own long before the fixpoint.
             let (rules, data) = chain(tmp.path(), 400);
             let hosts = hosts_file(tmp.path());
-            for args in [
-                &["--max-facts", "1000", "-o", "out.nq"][..],
-                &["--max-facts", "1000", "--out-dir", "out"],
-            ] {
-                let one = process(tmp.path(), 1, &hosts, &data, &rules, args).spawn()?;
-                let zero = process(tmp.path(), 0, &hosts, &data, &rules, args).spawn()?;
-                let (zero, one) = (within(zero, 120)?, within(one, 120)?);
-                for out in [&zero, &one] {
-                    let err = ended(
-                        out,
-                        3,
-                        &["reasonctl::dataflow::max_facts", "past --max-facts 1000"],
-                    )?;
-                    // The count where the run stopped: past the budget, short of the fixpoint's.
-                    let derived = stopped_at(&err)?;
-                    if derived <= 1000 || derived >= 80_200 {
-                        return Err(format!("stopped at {derived} facts: {err}").into());
-                    }
-                }
-                if tmp.path().join("out.nq").exists() || tmp.path().join("out").exists() {
-                    return Err(format!("{args:?}: output was written").into());
-                }
+            for out in [&["-o", "out.nq"][..], &["--out-dir", "out"]] {
+                // The count where the run stopped: past the budget, short of the fixpoint's.
+                stopped_past_max_facts(
+                    tmp.path(),
+                    &hosts,
+                    (&data, &rules),
+                    (1000, out),
+                    1001..=80_199,
+                )?;
             }
             Ok(())
         },
@@ -656,25 +662,14 @@ fn cluster_trials(trials: &mut Vec<Trial>) {
             // together are before the fixpoint.
             let (rules, data) = chain(tmp.path(), 400);
             let hosts = hosts_file(tmp.path());
-            let args = ["--max-facts", "60000", "-o", "out.nq"];
-            let one = process(tmp.path(), 1, &hosts, &data, &rules, &args).spawn()?;
-            let zero = process(tmp.path(), 0, &hosts, &data, &rules, &args).spawn()?;
-            let (zero, one) = (within(zero, 120)?, within(one, 120)?);
-            for out in [&zero, &one] {
-                let err = ended(
-                    out,
-                    3,
-                    &["reasonctl::dataflow::max_facts", "past --max-facts 60000"],
-                )?;
-                // The cluster's count where the run stopped: past the budget, short of the fixpoint's.
-                let derived = stopped_at(&err)?;
-                if derived <= 60_000 || derived >= 80_200 {
-                    return Err(format!("stopped at {derived} facts: {err}").into());
-                }
-            }
-            if tmp.path().join("out.nq").exists() {
-                return Err("output was written".into());
-            }
+            // The cluster's count where the run stopped: past the budget, short of the fixpoint's.
+            stopped_past_max_facts(
+                tmp.path(),
+                &hosts,
+                (&data, &rules),
+                (60_000, &["-o", "out.nq"]),
+                60_001..=80_199,
+            )?;
             Ok(())
         },
     ));
