@@ -563,6 +563,28 @@ fn load_data(
     Ok(load::load(sources, options, progress)?)
 }
 
+/// Loads the data a run reasons over: all of it, or in a dataflow cluster this process's share (see
+/// [`datalog::dataflow::load_share`]).
+fn load_to_reason(
+    sources: &[DataSource],
+    options: &LoadOptions,
+    (reasoning, deadline): (&ReasoningSettings, Option<Instant>),
+    progress: &Progress,
+) -> Result<Store, Failure> {
+    let (Some(cluster), Some(workers)) = (&reasoning.cluster, reasoning.dataflow) else {
+        return load_data(sources, options, progress);
+    };
+    control::enter(Phase::Load);
+    use datalog::dataflow::ShareError;
+    let budget = (deadline, reasoning.budget.timeout);
+    datalog::dataflow::load_share(sources, options, cluster, workers, budget, progress).map_err(
+        |e| match e {
+            ShareError::Load(e) => Failure::from(e),
+            ShareError::Cluster(e) => dataflow_failure(e),
+        },
+    )
+}
+
 /// Reads, validates and runs the rules over `store`; the derived facts and the run's report. No rules at all is
 /// an empty overlay. Rule problems fail the command (exit 1; an unreadable rules file exits 2).
 fn reason(
@@ -581,7 +603,13 @@ fn reason(
             warnings: false,
         },
     );
-    if validation.texts.is_empty() && validation.findings.is_empty() && !settings.owl2rl {
+    // No rules: nothing to run, but for a cluster (its processes loaded shares: the run gathers the asserted
+    // facts, and every process takes part).
+    if validation.texts.is_empty()
+        && validation.findings.is_empty()
+        && !settings.owl2rl
+        && settings.cluster.is_none()
+    {
         return Ok(Reasoned {
             program: validation.program,
             overlay: Overlay::new(),
@@ -625,7 +653,13 @@ fn reason(
     let options = run_options(settings, run, store);
     let mut extra = None;
     let (program, overlay, report) = if let Some(workers) = settings.dataflow {
-        let (overlay, report, exchanged) = dataflow(store, &program, workers, &options, settings)?;
+        let (overlay, report, exchanged) = dataflow(
+            store,
+            &program,
+            (workers, run.include_asserted),
+            &options,
+            settings,
+        )?;
         let mut json = serde_json::Map::new();
         json.insert("engine".into(), "dataflow".into());
         json.insert("workers".into(), workers.into());
@@ -671,7 +705,7 @@ fn warn_unread_lists(lists: &[String]) {
 fn dataflow(
     store: &mut Store,
     program: &datalog::Program,
-    workers: usize,
+    (workers, keep_asserted): (usize, bool),
     options: &datalog::Options,
     settings: &ReasoningSettings,
 ) -> Result<(Overlay, RunReport, datalog::dataflow::Exchanged), Failure> {
@@ -685,25 +719,14 @@ fn dataflow(
         max_facts: options.budget.max_facts,
         cluster: settings.cluster.clone(),
         shares: settings.cluster.as_ref().is_some_and(|c| c.shares),
+        keep_asserted,
     };
     let shared = std::sync::Arc::new(std::mem::take(store));
     let outcome = datalog::dataflow::materialize(program, shared.clone(), &df);
     // After a run that ended, the workers have ended (joined): the store is the run's alone again. A cluster's
     // workers stopped early are held, with the data, until the process ends: the run failed, and says why.
     let back = std::sync::Arc::try_unwrap(shared);
-    let ran = outcome.map_err(|e| {
-        use datalog::dataflow::DataflowError as E;
-        let exit_code = match e {
-            E::Timeout { .. } | E::PeerTimeout { .. } | E::MaxFacts { .. } => 3,
-            // A cluster started with a wrong address or on other inputs: the command line's fault.
-            E::Bind { .. } | E::Mismatch { .. } => 2,
-            E::Unreachable { .. } | E::Lost { .. } | E::Failed { .. } => 1,
-        };
-        Failure {
-            exit_code,
-            ..Failure::input(e)
-        }
-    })?;
+    let ran = outcome.map_err(dataflow_failure)?;
     let Ok(back) = back else {
         return Err(Failure {
             exit_code: 1,
@@ -733,6 +756,21 @@ fn dataflow(
         ..RunReport::default()
     };
     Ok((overlay, report, exchanged))
+}
+
+/// The failure of a dataflow run, or of a cluster's joining: its exit code by cause.
+fn dataflow_failure(e: datalog::dataflow::DataflowError) -> Failure {
+    use datalog::dataflow::DataflowError as E;
+    let exit_code = match e {
+        E::Timeout { .. } | E::PeerTimeout { .. } | E::MaxFacts { .. } => 3,
+        // A cluster started with a wrong address or on other inputs: the command line's fault.
+        E::Bind { .. } | E::Mismatch { .. } | E::PeerInput { .. } => 2,
+        E::Unreachable { .. } | E::Lost { .. } | E::Failed { .. } => 1,
+    };
+    Failure {
+        exit_code,
+        ..Failure::input(e)
+    }
 }
 
 /// How the rules run for a command: its settings, what is left of its deadline, the output's reserve.

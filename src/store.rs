@@ -20,6 +20,9 @@ pub struct Store {
     pub quads: QuadStore,
     /// Prefixes declared by the inputs (name, IRI), first declaration of a name wins; writers reuse them.
     pub prefixes: Vec<(String, String)>,
+    /// In a cluster process that loaded its share of the data: the named graphs that hold facts in the other
+    /// processes' shares (a rule head may write into them). Empty otherwise.
+    pub graphs_elsewhere: Vec<TermId>,
 }
 
 impl Store {

@@ -283,6 +283,7 @@ fn main() {
         },
     ));
     cluster_trials(&mut trials);
+    share_trials(&mut trials);
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -404,6 +405,196 @@ fn text(b: &[u8]) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Data for a cluster that reads shares: an N-Triples file the processes cut (blank nodes met on both sides of
+/// every cut), a TriG file read whole by one process, holding a stored rule and the named graph a rule head
+/// writes into; and a rules file. The file names, in order.
+fn shared_data(dir: &Path) -> Vec<String> {
+    let mut nt = String::new();
+    for i in 0..3000 {
+        let s = if i % 9 == 0 {
+            format!("_:b{}", i % 40)
+        } else {
+            format!("<http://e/n{i}>")
+        };
+        nt.push_str(&format!("{s} <http://e/edge> <http://e/n{}> .\n", i + 1));
+        if i % 13 == 0 {
+            nt.push_str(&format!("_:b{} <http://e/tag> \"t{i}\" .\n", i % 40));
+        }
+    }
+    fs::write(dir.join("a.nt"), nt).unwrap();
+    fs::write(
+        dir.join("b.trig"),
+        "PREFIX : <http://e/>\nPREFIX f: <https://ns.flur.ee/db#>\n:n3000 :edge _:z .\n\
+         :out { :n0 :edge :n1 }\n\
+         :rules { :tagged f:rule \"PREFIX : <http://e/> CONSTRUCT { ?y :tagged ?t } WHERE { ?x :tag ?t . ?x :edge ?y }\"^^f:sparql }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("r.rq"),
+        "PREFIX : <http://e/>\n#@rule base\nCONSTRUCT { ?x :reach ?y } WHERE { ?x :edge ?y FILTER NOT EXISTS { ?x :tag ?t } }\n\
+         #@rule step\nCONSTRUCT { ?x :reach ?z } WHERE { ?x :reach ?y . ?y :edge ?z }\n\
+         #@rule out\nCONSTRUCT { GRAPH :out { ?x :near ?y } } WHERE { ?x :edge ?y . ?y :tagged ?t }\n",
+    )
+    .unwrap();
+    vec!["a.nt".into(), "b.trig".into()]
+}
+
+/// `reasonctl materialize FILES --rules r.rq` with `extra`, in `dir`, as process `i` of the cluster in `hosts`
+/// (`None`: the in-memory engine).
+fn materialize_in(
+    dir: &Path,
+    files: &[String],
+    cluster: Option<(&Path, u32, u32)>,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_reasonctl"));
+    c.current_dir(dir)
+        .arg("materialize")
+        .args(files)
+        .args(["--rules", "r.rq"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some((hosts, processes, i)) = cluster {
+        c.args(["--engine", "dataflow", "--workers", "1", "--processes"])
+            .arg(processes.to_string())
+            .arg("--hosts")
+            .arg(hosts)
+            .arg("--process")
+            .arg(i.to_string());
+    }
+    c
+}
+
+/// Each process of a cluster reads its share of the data; the output is the in-memory engine's, byte for byte.
+fn share_trials(trials: &mut Vec<Trial>) {
+    for processes in [2u32, 3] {
+        for extra in [&[][..], &["--include-asserted"][..]] {
+            let name = format!(
+                "cluster/{processes}_processes_reading_shares_of_the_data_write_the_in_memory_output{}",
+                if extra.is_empty() {
+                    ""
+                } else {
+                    "_with_the_asserted_facts"
+                }
+            );
+            trials.push(Trial::test(name, move || {
+                let tmp = tempfile::tempdir()?;
+                let dir = tmp.path();
+                let files = shared_data(dir);
+                let hosts = dir.join("hosts");
+                let addresses: Vec<String> = (0..processes).map(|_| free_address()).collect();
+                fs::write(&hosts, addresses.join("\n"))?;
+                let mut others = Vec::new();
+                for i in 1..processes {
+                    let out = format!("out{i}.nq");
+                    let args = [extra, &["-o", &out][..]].concat();
+                    others.push(
+                        materialize_in(dir, &files, Some((&hosts, processes, i)), &args).spawn()?,
+                    );
+                }
+                let args = [extra, &["-o", "out0.nq"][..]].concat();
+                let zero = within(
+                    materialize_in(dir, &files, Some((&hosts, processes, 0)), &args).spawn()?,
+                    120,
+                )?;
+                ended(&zero, 0, &[])?;
+                for (i, other) in others.into_iter().enumerate() {
+                    let out = within(other, 120)?;
+                    ended(&out, 0, &[])?;
+                    if dir.join(format!("out{}.nq", i + 1)).exists() {
+                        return Err(format!("process {} wrote output", i + 1).into());
+                    }
+                }
+                let args = [extra, &["-o", "memory.nq"][..]].concat();
+                ended(&materialize_in(dir, &files, None, &args).output()?, 0, &[])?;
+                let (memory, cluster) = (
+                    fs::read(dir.join("memory.nq"))?,
+                    fs::read(dir.join("out0.nq"))?,
+                );
+                // Derived facts of every kind: the stored rule's, the named graph's, across the cut.
+                let text = String::from_utf8_lossy(&memory);
+                for needle in [
+                    "<http://e/tagged>",
+                    "<http://e/near>",
+                    "<http://e/reach> _:",
+                ] {
+                    if !text.contains(needle) {
+                        return Err(format!("the in-memory output lacks {needle}").into());
+                    }
+                }
+                if memory != cluster {
+                    return Err(format!(
+                        "the cluster wrote {} bytes, the in-memory engine {}",
+                        cluster.len(),
+                        memory.len()
+                    )
+                    .into());
+                }
+                Ok(())
+            }));
+        }
+    }
+    trials.push(Trial::test(
+        "cluster/a_process_that_cannot_read_its_share_ends_every_process_with_its_error",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let dir = tmp.path();
+            let mut files = shared_data(dir);
+            // The last file, read by process 1, has a syntax error on its line 2.
+            fs::write(dir.join("c.ttl"), "@prefix : <http://e/> .\n:a :b .\n")?;
+            files.push("c.ttl".into());
+            let hosts = hosts_file(dir);
+            let one =
+                materialize_in(dir, &files, Some((&hosts, 2, 1)), &["-o", "out1.nq"]).spawn()?;
+            let zero = within(
+                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
+                120,
+            )?;
+            let one = within(one, 120)?;
+            ended(&one, 2, &["c.ttl:2"])?;
+            ended(
+                &zero,
+                2,
+                &[
+                    "reasonctl::dataflow::cluster_input",
+                    "process 1 could not read its share",
+                    "c.ttl",
+                ],
+            )?;
+            if dir.join("out0.nq").exists() || dir.join("out1.nq").exists() {
+                return Err("a process wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/processes_given_other_data_files_refuse_to_run",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let dir = tmp.path();
+            let files = shared_data(dir);
+            let hosts = hosts_file(dir);
+            let one = materialize_in(dir, &files[..1], Some((&hosts, 2, 1)), &[]).spawn()?;
+            let zero = within(
+                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
+                120,
+            )?;
+            for out in [&zero, &within(one, 120)?] {
+                ended(
+                    out,
+                    2,
+                    &["reasonctl::dataflow::cluster_mismatch", "other data files"],
+                )?;
+            }
+            if dir.join("out0.nq").exists() {
+                return Err("process 0 wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
 }
 
 /// The cluster's own failures: each ends every process with a clear error, and nothing is written.

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::{
-    ChangeSet, Failure, Reasoned, ReasoningSettings, Run, load_data, ran, reason, run_failure,
+    ChangeSet, Failure, Reasoned, ReasoningSettings, Run, load_to_reason, ran, reason, run_failure,
     run_options,
 };
 use crate::control::{self, Phase};
@@ -221,7 +221,7 @@ pub(super) fn obtain(
     progress: &Progress,
 ) -> Result<Obtained, Failure> {
     let ran = |load: LoadOptions, reasoning: ReasoningSettings, progress: &Progress| {
-        let mut store = load_data(sources, &load, progress)?;
+        let mut store = load_to_reason(sources, &load, (&reasoning, run.deadline), progress)?;
         let reasoned = reason(&mut store, &reasoning, run, true, progress)?;
         Ok(Obtained {
             store,
@@ -575,6 +575,7 @@ fn apply(
         dict,
         quads: old,
         prefixes,
+        ..
     } = store;
     let files = |paths: &[std::path::PathBuf]| -> Vec<DataSource> {
         paths.iter().cloned().map(DataSource::File).collect()
@@ -597,6 +598,7 @@ fn apply(
             dict: added.dict,
             quads,
             prefixes,
+            graphs_elsewhere: Vec::new(),
         },
         old,
         (gone, new),
@@ -647,6 +649,7 @@ fn load_changed(
             dict,
             quads: old_asserted,
             prefixes,
+            ..
         } = old_store;
         let terms = dict.end();
 
@@ -676,6 +679,7 @@ fn load_changed(
                     dict,
                     quads,
                     prefixes,
+                    graphs_elsewhere: Vec::new(),
                 };
                 let lines = compared.into_iter().map(|c| Some(c.table)).collect();
                 (store, lines, (removed, added))

@@ -58,8 +58,10 @@ use crate::store::{Dictionary, Overlay, Store, TermId, TermRef, TermSource};
 use super::Program;
 
 mod cluster;
+mod input;
 mod path;
 pub use cluster::{Cluster, WAIT};
+pub use input::{ShareError, load_share};
 
 /// A solution row: one cell per variable of the rule, [`UNBOUND`] where unbound.
 type Row = Vec<u32>;
@@ -176,6 +178,22 @@ pub enum DataflowError {
         /// What differs.
         what: String,
     },
+    /// Another process of the cluster could not read its share of the data.
+    #[error(
+        "the dataflow cluster's process {process} could not read its share of the data: {message}; nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_input),
+        help(
+            "each process reads a share of DATA: fix what process {process}'s own error points at, then start every process again"
+        )
+    )]
+    PeerInput {
+        /// The process that could not read.
+        process: usize,
+        /// Its error.
+        message: String,
+    },
     /// A worker failed, or another process of the cluster went away, during the run.
     #[error("the dataflow run stopped: {reason}; nothing was written")]
     #[diagnostic(
@@ -220,6 +238,9 @@ pub struct Settings {
     /// Each process keeps its own share of the facts (a cluster writing with `--out-dir`), instead of process 0
     /// gathering them all.
     pub shares: bool,
+    /// The output writes the asserted facts too (`--include-asserted`): in a cluster whose processes loaded
+    /// shares ([`load_share`]), process 0 gathers them (or each process keeps its share of them).
+    pub keep_asserted: bool,
 }
 
 /// The constructs of `program` this engine does not run, one per rule and construct, in rule order.
@@ -807,6 +828,24 @@ pub fn materialize(
             .collect(),
     );
     let found: Arc<Mutex<Vec<Q>>> = Arc::new(Mutex::new(Vec::new()));
+    // A cluster whose processes loaded shares of the data (`load_share`): its links, and how many asserted facts
+    // the shares hold. No process holds every asserted fact, so the facts come out flagged as asserted or not
+    // (`flagged`, below).
+    let joined = settings
+        .cluster
+        .as_ref()
+        .and_then(|_| cluster::take_joined());
+    let split = joined.is_some();
+    // A process's count of made facts (`counted`) leaves out only its own share's asserted facts: it may count
+    // the others' asserted facts again, so it is past the budget for sure only when it passes it by as many; the
+    // announced counts summed, by as many as all shares hold.
+    let (slack, slack_sum) = joined
+        .as_ref()
+        .map_or((0, 0), |j| (j.elsewhere as usize, j.everywhere));
+    let flagged: Arc<Mutex<Vec<(Q, bool)>>> = Arc::new(Mutex::new(Vec::new()));
+    // With shares of the data: how many derived (not asserted) facts the whole cluster holds, broadcast.
+    let exact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let keep_asserted = settings.keep_asserted;
     // With shares: how many facts (asserted and derived) the whole cluster holds, broadcast to every worker.
     let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let shares = settings.shares;
@@ -851,7 +890,7 @@ pub fn materialize(
     let (now, deadline) = (settings.now, settings.deadline);
     let settings_timeout = settings.timeout;
     let shared = (
-        store.clone(),
+        (store.clone(), flagged.clone(), exact.clone()),
         found.clone(),
         timed_out.clone(),
         total.clone(),
@@ -867,24 +906,20 @@ pub fn materialize(
                 .try_build()
                 .map_err(|reason| DataflowError::Failed { reason })?,
             Some(c) => {
-                let wait = Instant::now() + cluster::WAIT;
-                let links = cluster::connect(
-                    c,
-                    workers,
-                    cluster::fingerprint(program, &store),
-                    deadline.map_or(wait, |d| d.min(wait)),
-                )
-                .map_err(|e| match e {
-                    // The time budget ran out while waiting for the others: a timeout like any other.
-                    DataflowError::Unreachable { .. }
-                        if deadline.is_some_and(|d| Instant::now() >= d) =>
-                    {
-                        DataflowError::Timeout {
-                            seconds: settings.timeout.map_or(0.0, |t| t.as_secs_f64()),
-                        }
+                let links = match joined {
+                    // Connected while loading: the processes check that they compiled one program.
+                    Some(joined) => {
+                        cluster::agree(&joined.links, c.process, program, &store.dict)?;
+                        joined.links
                     }
-                    e => e,
-                })?;
+                    None => input::connect(
+                        c,
+                        workers,
+                        cluster::fingerprint(program, &store),
+                        deadline,
+                        settings.timeout,
+                    )?,
+                };
                 let links: Vec<Option<cluster::Counted>> = links
                     .into_iter()
                     .map(|l| l.map(|s| cluster::Counted::new(s, sent.clone())))
@@ -906,7 +941,14 @@ pub fn materialize(
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
-        let (store, found, timed_out, total, (counted, over, late), (owned, sums)) = shared.clone();
+        let (
+            (store, flagged, exact),
+            found,
+            timed_out,
+            total,
+            (counted, over, late),
+            (owned, sums),
+        ) = shared.clone();
         let (counter, owner, monotone) = (counter.clone(), owner.clone(), monotone.clone());
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
@@ -917,7 +959,7 @@ pub fn materialize(
             // Each stage's facts are deduplicated among themselves (a full `distinct` of every fact per stage would
             // arrange the whole dataset once per stage); a fact derived again by a later stage only repeats in
             // the collection (patterns are bags, heads sets), and the end deduplicates once.
-            let mut facts = asserted;
+            let mut facts = asserted.clone();
             for stage in stages.iter() {
                 let mut derived = Vec::new();
                 // The stage's non-recursive rules read one split of the facts so far.
@@ -980,6 +1022,41 @@ pub fn materialize(
                     let stage_facts = shown_to(stage_facts.distinct(), owner.as_ref());
                     facts = facts.concat(shown_to(stage_facts, counter.as_ref().filter(|_| late)));
                 }
+            }
+            if split {
+                // fact(q, asserted) :- one per distinct fact, flagged when some share asserted it.
+                let flags = facts
+                    .map(|q| (q, false))
+                    .concat(asserted.map(|q| (q, true)))
+                    .reduce(|_, input, output| {
+                        output.push((input.iter().any(|(asserted, _)| **asserted), 1isize))
+                    });
+                let sink = flagged.clone();
+                let keep = move |((q, a), _, diff): &((Q, bool), u64, isize)| {
+                    if *diff > 0 {
+                        sink.lock().expect("a worker panicked").push((*q, *a));
+                    }
+                };
+                let kept = flags.clone().filter(move |(_, a)| !a || keep_asserted);
+                let (probe, _) = if shares {
+                    kept.inner.inspect(keep).probe()
+                } else {
+                    kept.inner.exchange(|_| 0).inspect(keep).probe()
+                };
+                let exact = exact.clone();
+                flags
+                    .filter(|(_, a)| !a)
+                    .map(|_| ())
+                    .count()
+                    .inner
+                    .broadcast()
+                    .inspect(move |(((), n), _, diff)| {
+                        if *diff > 0 {
+                            exact.store(*n as usize, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    })
+                    .probe_with(&probe);
+                return (facts_in, unit_in, probe);
             }
             let facts = facts.distinct();
             let sink = found.clone();
@@ -1046,10 +1123,15 @@ pub fn materialize(
             over.load(std::sync::atomic::Ordering::Relaxed) > 0
                 || late.lock().expect("a worker panicked").is_some()
         };
-        // Each worker feeds its share of the asserted facts.
+        // Each worker feeds its share of the asserted facts (of its process's share of the data, when it read one).
+        let (part, parts) = if split {
+            (index % workers, workers)
+        } else {
+            (index, peers)
+        };
         for (g, index_of) in store.quads.graphs() {
             for (i, &[s, p, o]) in index_of.triples().iter().enumerate() {
-                if i % peers == index {
+                if i % parts == part {
                     facts_in.insert([g.0, s.0, p.0, o.0]);
                 }
             }
@@ -1081,9 +1163,11 @@ pub fn materialize(
                 Some((1, budget_ms))
             } else {
                 max_facts.and_then(|m| {
-                    (made > m)
-                        .then_some((0, made as u64))
-                        .or_else(|| (cluster > m as u64).then_some((0, cluster)))
+                    (made > m + slack)
+                        .then(|| (0, (made - slack) as u64))
+                        .or_else(|| {
+                            (cluster > m as u64 + slack_sum).then(|| (0, cluster - slack_sum))
+                        })
                 })
             };
             if cluster::link_lost() {
@@ -1174,9 +1258,21 @@ pub fn materialize(
     // Past the budget while deriving: stopped there (this process made more facts than the budget, or in a
     // cluster, a process announced that it did).
     let seen = (counted.load(std::sync::atomic::Ordering::Relaxed))
+        .saturating_sub(slack)
         .max(over.load(std::sync::atomic::Ordering::Relaxed));
     if let Some(max) = max_facts.filter(|&m| seen > m) {
         return Err(DataflowError::MaxFacts { derived: seen, max });
+    }
+    let exchanged = Exchanged {
+        bytes_sent: sent.load(std::sync::atomic::Ordering::Relaxed),
+    };
+    if split {
+        return split_run(
+            std::mem::take(&mut *flagged.lock().expect("a worker panicked")),
+            exact.load(std::sync::atomic::Ordering::Relaxed),
+            settings,
+            exchanged,
+        );
     }
     let mut quads: Vec<Q> = std::mem::take(&mut *found.lock().expect("a worker panicked"));
     quads.sort_unstable();
@@ -1209,12 +1305,43 @@ pub fn materialize(
             return Err(DataflowError::MaxFacts { derived, max });
         }
     }
-    let exchanged = Exchanged {
-        bytes_sent: sent.load(std::sync::atomic::Ordering::Relaxed),
-    };
     Ok(Ran {
         overlay,
         asserted: shares.then_some(share_asserted),
+        exchanged,
+    })
+}
+
+/// The end of a run over shares of the data: the facts this process kept (all of them on process 0 when it
+/// gathers; its share with `--out-dir`), each flagged as asserted or not, and the cluster's count of derived
+/// facts, exact on every process.
+fn split_run(
+    mut flagged: Vec<(Q, bool)>,
+    derived: usize,
+    settings: &Settings,
+    exchanged: Exchanged,
+) -> Result<Ran, DataflowError> {
+    if let Some(max) = settings.max_facts.filter(|&m| derived > m) {
+        return Err(DataflowError::MaxFacts { derived, max });
+    }
+    flagged.sort_unstable();
+    flagged.dedup();
+    let mut overlay = Overlay::new();
+    let mut asserted = Vec::new();
+    for chunk in flagged.chunk_by(|a, b| a.0[0] == b.0[0]) {
+        let mut triples: Vec<[TermId; 3]> = Vec::with_capacity(chunk.len());
+        for &(q, a) in chunk {
+            if a {
+                asserted.push(q);
+            } else {
+                triples.push([q[1], q[2], q[3]].map(TermId));
+            }
+        }
+        overlay.add(TermId(chunk[0].0[0]), triples);
+    }
+    Ok(Ran {
+        overlay,
+        asserted: settings.keep_asserted.then_some(asserted),
         exchanged,
     })
 }
@@ -1239,6 +1366,7 @@ mod tests {
             max_facts: None,
             cluster: None,
             shares: false,
+            keep_asserted: false,
         }
     }
 

@@ -12,10 +12,11 @@ pub fn check(rules: &[Rule], store: &Store) -> Vec<RuleError> {
         for g in rule.heads.iter().filter_map(|h| h.graph) {
             // A graph a change set emptied is absent, as it is from data loaded without it.
             let present = g != TermId::DEFAULT_GRAPH
-                && store
+                && (store
                     .quads
                     .graph(g)
-                    .is_some_and(|i| !i.triples().is_empty());
+                    .is_some_and(|i| !i.triples().is_empty())
+                    || store.graphs_elsewhere.contains(&g));
             if !present && !reported.contains(&g) {
                 reported.push(g);
                 errors.push(RuleError::HeadGraphAbsent {

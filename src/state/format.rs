@@ -442,6 +442,7 @@ impl Parts {
                 dict,
                 quads: QuadStore::from_indexes(graphs),
                 prefixes: self.prefixes,
+                graphs_elsewhere: Vec::new(),
             },
             overlay,
             rules: self.rules,

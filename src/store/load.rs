@@ -23,6 +23,7 @@ mod compressed;
 pub mod dump;
 pub mod guard;
 mod lines;
+pub mod share;
 
 use super::term::{TermId, Triple};
 use super::{Dictionary, Quad, QuadStore, Store};
@@ -367,6 +368,9 @@ pub struct Loader {
     table: Option<dump::LineTable>,
     /// The line table of each source loaded, when kept and the source has one.
     tables: Vec<Option<dump::LineTable>>,
+    /// While a share's range of a file loads ([`Loader::load_piece`]): the label of each blank node it met, by
+    /// the node's number.
+    labels: Option<Vec<(u32, Box<str>)>>,
 }
 
 impl Loader {
@@ -711,6 +715,7 @@ impl Loader {
             dict: self.dict,
             quads: QuadStore::from_graphs(self.graphs),
             prefixes: self.prefixes,
+            graphs_elsewhere: Vec::new(),
         }
     }
 }

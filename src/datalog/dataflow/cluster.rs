@@ -3,8 +3,10 @@
 //!
 //! ```text
 //! process i:  listen on address i;  connect to every process j < i;  accept every process j > i
-//! each link:  both ends send  "rctl-df1" · i · P · workers · SHA-256(dictionary, asserted quads, program)
+//! each link:  both ends send  "rctl-df1" · i · P · workers · SHA-256(DATA files' names and sizes, load options)
 //!             and read the other's; any difference ends the run on both ends, naming what differs
+//! then:       the processes exchange their shares' terms (`input`), and compare the shared dictionary and the
+//!             program (`agree`) before the run
 //! ```
 //!
 //! Timely's `Config::Cluster` would connect as well, but it retries forever, prints its progress on standard
@@ -87,14 +89,15 @@ impl Hello {
             ));
         }
         (other.fingerprint != self.fingerprint).then(|| {
-            "it loaded other data or rules, or numbered their terms otherwise (every process needs the same \
-             DATA, --rules, --base, --lenient and --threads)"
+            "it was given other data files (other names or sizes) or read them otherwise (every process \
+             needs the same DATA, --format, --base and --lenient)"
                 .to_owned()
         })
     }
 }
 
-/// What every process must agree on: the dictionary (so that term ids mean the same everywhere), the asserted
+/// What every process must agree on when each loaded all the data (a run not joined while loading, as the
+/// library's callers may start one): the dictionary (so that term ids mean the same everywhere), the asserted
 /// quads and the program.
 pub(super) fn fingerprint(program: &Program, store: &Store) -> [u8; 32] {
     let mut h = sha2::Sha256::new();
@@ -122,6 +125,34 @@ pub(super) fn fingerprint(program: &Program, store: &Store) -> [u8; 32] {
     }
     h.update(format!("{:?}", program.rules).as_bytes());
     h.finalize().into()
+}
+
+/// Over links made while loading shares: checks that every process compiled the same program over the same
+/// dictionary (the shares' handshake compared only the data files and load options).
+pub(super) fn agree(
+    links: &[Option<TcpStream>],
+    me: usize,
+    program: &Program,
+    dict: &crate::store::Dictionary,
+) -> Result<(), DataflowError> {
+    let mut h = sha2::Sha256::new();
+    let d = dict.to_parts();
+    h.update((d.terms.len() as u64).to_le_bytes());
+    h.update(&d.terms);
+    h.update(d.blank_nodes.to_le_bytes());
+    h.update(format!("{:?}", program.rules).as_bytes());
+    let mine: [u8; 32] = h.finalize().into();
+    for (j, theirs) in exchange(links, me, &mine)?.iter().enumerate() {
+        if j != me && theirs[..] != mine[..] {
+            return Err(DataflowError::Mismatch {
+                process: j,
+                what: "it compiled another rule program (every process needs the same --rules, \
+                       --rules-graph, --base and --reasoning-time)"
+                    .to_owned(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The links of process `cluster.process` to every other, in process order (`None` at its own place), each
@@ -223,6 +254,88 @@ pub(super) fn connect(
         let _ = s.set_nodelay(true);
     }
     Ok(links)
+}
+
+/// A cluster whose processes connected while loading (each reads its share of the data, see
+/// [`crate::store::load::share`]): the links, kept for the run, and what the shares hold.
+pub(super) struct Joined {
+    /// The links, as [`connect`] made them.
+    pub(super) links: Vec<Option<TcpStream>>,
+    /// Asserted facts the other processes' shares hold.
+    pub(super) elsewhere: u64,
+    /// Asserted facts all shares hold.
+    pub(super) everywhere: u64,
+}
+
+/// The cluster that connected while loading, until the run takes it.
+static JOINED: Mutex<Option<Joined>> = Mutex::new(None);
+
+/// Keeps the links made while loading for the run.
+pub(super) fn keep_joined(joined: Joined) {
+    *JOINED.lock().unwrap_or_else(|e| e.into_inner()) = Some(joined);
+}
+
+/// The links made while loading, if any.
+pub(super) fn take_joined() -> Option<Joined> {
+    JOINED.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// Sends `mine` to every other process over `links` and receives theirs: what each process sent, in process
+/// order (`mine` at its own place). Each link is written on a thread of its own while this one reads, so two
+/// processes sending each other more than a socket buffers do not wait on each other.
+pub(super) fn exchange(
+    links: &[Option<TcpStream>],
+    me: usize,
+    mine: &[u8],
+) -> Result<Vec<Vec<u8>>, DataflowError> {
+    let lost = |j: usize, e: io::Error| DataflowError::Lost {
+        reason: format!(
+            "process {j} went away while the processes exchanged their shares' terms ({e})"
+        ),
+    };
+    std::thread::scope(|scope| {
+        let mut writers = Vec::new();
+        for (j, link) in links.iter().enumerate() {
+            let Some(link) = link else { continue };
+            let mut out = link.try_clone().map_err(|e| lost(j, e))?;
+            writers.push((
+                j,
+                scope.spawn(move || -> io::Result<()> {
+                    out.write_all(&(mine.len() as u64).to_le_bytes())?;
+                    out.write_all(mine)?;
+                    out.flush()
+                }),
+            ));
+        }
+        let mut got = Vec::with_capacity(links.len());
+        for (j, link) in links.iter().enumerate() {
+            let Some(link) = link else {
+                got.push(if j == me { mine.to_vec() } else { Vec::new() });
+                continue;
+            };
+            let mut input = link;
+            let mut len = [0u8; 8];
+            input.read_exact(&mut len).map_err(|e| lost(j, e))?;
+            let len = u64::from_le_bytes(len);
+            let mut bytes = Vec::new();
+            (&mut input)
+                .take(len)
+                .read_to_end(&mut bytes)
+                .map_err(|e| lost(j, e))?;
+            if bytes.len() as u64 != len {
+                return Err(lost(j, io::ErrorKind::UnexpectedEof.into()));
+            }
+            got.push(bytes);
+        }
+        for (j, writer) in writers {
+            match writer.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(lost(j, e)),
+                Err(_) => return Err(lost(j, io::Error::other("the sending thread failed"))),
+            }
+        }
+        Ok(got)
+    })
 }
 
 /// A link to another process that counts the bytes this process sends on it.

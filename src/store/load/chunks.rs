@@ -28,37 +28,65 @@ pub(super) fn ranges(
     threads: usize,
     min_chunk: u64,
 ) -> io::Result<Vec<(u64, u64)>> {
-    let n = (len / min_chunk.max(1)).clamp(1, threads.max(1) as u64);
-    let mut ranges = Vec::with_capacity(n as usize);
-    let mut buf = [0u8; 4096];
-    // A leading byte-order mark is not part of the first statement.
+    let start = first_statement(file)?;
+    ranges_within(file, (start, len), threads, min_chunk)
+}
+
+/// Where a file's first statement may start: after a leading byte-order mark, which is not part of it.
+pub(super) fn first_statement(file: &mut File) -> io::Result<u64> {
+    let mut buf = [0u8; 3];
     file.seek(SeekFrom::Start(0))?;
-    let head = file.read(&mut buf[..3])?;
-    let mut start = if buf[..head] == *super::BOM { 3 } else { 0 };
+    let mut head = 0;
+    while head < buf.len() {
+        match file.read(&mut buf[head..])? {
+            0 => break,
+            n => head += n,
+        }
+    }
+    Ok(if buf[..head] == *super::BOM { 3 } else { 0 })
+}
+
+/// [`ranges`] of the bytes `from..to` of `file` (`from` starts a line; `to` ends one, or the file).
+pub(super) fn ranges_within(
+    file: &mut File,
+    (from, to): (u64, u64),
+    threads: usize,
+    min_chunk: u64,
+) -> io::Result<Vec<(u64, u64)>> {
+    let n = ((to - from) / min_chunk.max(1)).clamp(1, threads.max(1) as u64);
+    let mut ranges = Vec::with_capacity(n as usize);
+    let mut start = from;
     for i in 1..n {
-        let mut at = (len * i / n).max(start);
-        file.seek(SeekFrom::Start(at))?;
-        // The range ends after the first line break at or past `at` (N-Triples and N-Quads escape every line break
-        // inside a term, so a line break ends a statement or a comment; a file where it does not fails to parse
-        // in some range, and is then parsed sequentially).
-        let end = loop {
-            let read = file.read(&mut buf)?;
-            if read == 0 {
-                break len;
-            }
-            if let Some(i) = buf[..read].iter().position(|&b| b == b'\n') {
-                break at + i as u64 + 1;
-            }
-            at += read as u64;
-        };
-        if end >= len {
+        let end = line_end(file, (from + (to - from) * i / n).max(start), to)?;
+        if end >= to {
             break;
         }
         ranges.push((start, end));
         start = end;
     }
-    ranges.push((start, len));
+    ranges.push((start, to));
     Ok(ranges)
+}
+
+/// Just past the first line break at or after `at` (N-Triples and N-Quads escape every line break inside a term,
+/// so a line break ends a statement or a comment; a file where it does not fails to parse in some range, and is
+/// then parsed sequentially); `len` when there is none before it.
+pub(super) fn line_end(file: &mut File, mut at: u64, len: u64) -> io::Result<u64> {
+    let mut buf = [0u8; 4096];
+    file.seek(SeekFrom::Start(at))?;
+    loop {
+        let read = file.read(&mut buf)?;
+        if read == 0 {
+            return Ok(len);
+        }
+        if let Some(i) = buf[..read].iter().position(|&b| b == b'\n') {
+            return Ok((at + i as u64 + 1).min(len));
+        }
+        at += read as u64;
+        if at >= len {
+            return Ok(len);
+        }
+    }
 }
 
 /// Why a range stopped early.
@@ -388,6 +416,13 @@ impl Loader {
 
     /// Ends a file's merging: its line table kept, when it has one.
     pub(super) fn merge_finish(&mut self, merge: Merge) {
+        if let Some(kept) = &mut self.labels {
+            for (label, id) in merge.labels {
+                if let TermRef::Blank(n) = self.dict.get(id) {
+                    kept.push((n, label));
+                }
+            }
+        }
         self.table = merge.lines.map(LineTable::from_entries);
     }
 
@@ -400,31 +435,44 @@ impl Loader {
         labels: &[Box<str>],
         blank: &mut impl FnMut(&mut Dictionary, &str) -> TermId,
     ) -> Result<Vec<TermId>, LoadError> {
-        let mut ids: Vec<TermId> = Vec::with_capacity(local.len());
-        for i in 0..local.len() as u32 {
-            if i % 4096 == 0 && self.dict.len() > super::TERM_LIMIT {
-                return Err(LoadError::TooManyTerms {
-                    file: name.to_owned(),
-                    limit: super::TERM_LIMIT as u64,
-                });
-            }
-            let id = match local.get(TermId(i)) {
-                TermRef::DefaultGraph => TermId::DEFAULT_GRAPH,
-                TermRef::Iri(iri) => self.dict.intern_iri_parts(iri.ns, iri.local),
-                TermRef::Blank(n) => blank(&mut self.dict, &labels[n as usize]),
-                TermRef::Literal { lexical, kind } => {
-                    let kind = match kind {
-                        LiteralKind::Typed(dt) => LiteralKind::Typed(ids[dt.index()]),
-                        other => other,
-                    };
-                    self.dict.intern_literal(lexical, kind)
-                }
-                TermRef::Triple(t) => self.dict.intern_triple(t.map(|t| ids[t.index()])),
-            };
-            ids.push(id);
-        }
-        Ok(ids)
+        merge_terms(&mut self.dict, name, local, &mut |dict, n| {
+            blank(dict, &labels[n as usize])
+        })
     }
+}
+
+/// Interns the terms of `local` into `dict` in the order of their local ids; returns each local id's id.
+/// `blank` gives local blank node `n` its node in `dict`.
+pub(super) fn merge_terms(
+    dict: &mut Dictionary,
+    name: &str,
+    local: &Dictionary,
+    blank: &mut impl FnMut(&mut Dictionary, u32) -> TermId,
+) -> Result<Vec<TermId>, LoadError> {
+    let mut ids: Vec<TermId> = Vec::with_capacity(local.len());
+    for i in 0..local.len() as u32 {
+        if i % 4096 == 0 && dict.len() > super::TERM_LIMIT {
+            return Err(LoadError::TooManyTerms {
+                file: name.to_owned(),
+                limit: super::TERM_LIMIT as u64,
+            });
+        }
+        let id = match local.get(TermId(i)) {
+            TermRef::DefaultGraph => TermId::DEFAULT_GRAPH,
+            TermRef::Iri(iri) => dict.intern_iri_parts(iri.ns, iri.local),
+            TermRef::Blank(n) => blank(dict, n),
+            TermRef::Literal { lexical, kind } => {
+                let kind = match kind {
+                    LiteralKind::Typed(dt) => LiteralKind::Typed(ids[dt.index()]),
+                    other => other,
+                };
+                dict.intern_literal(lexical, kind)
+            }
+            TermRef::Triple(t) => dict.intern_triple(t.map(|t| ids[t.index()])),
+        };
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 #[cfg(test)]
