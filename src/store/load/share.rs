@@ -17,7 +17,7 @@ use hashbrown::HashMap;
 use super::chunks::{self, merge_terms};
 use super::{DataFormat, DataSource, LoadError, LoadOptions, LoadProgress, Loader, open};
 use crate::store::dictionary::DictionaryParts;
-use crate::store::{Dictionary, Quad, Store, TermId, well_known as wk};
+use crate::store::{Dictionary, LiteralKind, Quad, Store, TermId, TermRef, well_known as wk};
 
 /// One source, or one range of one, of a process's share.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -395,7 +395,10 @@ pub fn unite(shares: &[Share], me: usize) -> Result<Option<United>, LoadError> {
     let (mut mine, mut rules, mut prefixes, mut graphs) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (i, share) in shares.iter().enumerate() {
-        let Some(local) = Dictionary::from_parts(share.dict.clone()) else {
+        // A share's dictionary numbers from 0, each literal's datatype before it (as the loader interns them).
+        let Some(local) = Dictionary::from_parts(share.dict.clone())
+            .filter(|d| d.base() == TermId(0) && datatypes_first(d))
+        else {
             return Ok(None);
         };
         let labels: HashMap<u32, (u32, &str)> = (share.labels.iter())
@@ -440,6 +443,17 @@ pub fn unite(shares: &[Share], me: usize) -> Result<Option<United>, LoadError> {
         prefixes,
         graphs,
     }))
+}
+
+/// Whether every typed literal of `dict` comes after its datatype.
+fn datatypes_first(dict: &Dictionary) -> bool {
+    (0..dict.len() as u32).all(|i| match dict.get(TermId(i)) {
+        TermRef::Literal {
+            kind: LiteralKind::Typed(dt),
+            ..
+        } => dt.0 < i,
+        _ => true,
+    })
 }
 
 #[cfg(test)]
@@ -627,6 +641,18 @@ mod tests {
         };
         let bytes = share.encode();
         assert_eq!(Share::decode(&bytes), Some(share));
+        let share = Share::decode(&bytes).unwrap();
+        assert!(unite(&[share], 0).unwrap().is_some());
+        // A typed literal before its datatype (no loader interns so): refused, not a panic.
+        let mut dict = Dictionary::new();
+        let at = dict.end();
+        dict.intern_literal("1", LiteralKind::Typed(TermId(at.0 + 1)));
+        dict.intern_iri("http://e.example/type");
+        let forward = Share {
+            dict: dict.to_parts(),
+            ..Share::default()
+        };
+        assert!(unite(&[forward], 0).unwrap().is_none());
         assert_eq!(Share::decode(&bytes[..bytes.len() - 1]), None);
         assert_eq!(Share::decode(b"nonsense"), None);
     }
