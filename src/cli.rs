@@ -140,8 +140,8 @@ pub struct MaterializeArgs {
     pub workers: Option<u32>,
 
     /// With --engine dataflow: run as one of P processes (a cluster; see docs/scale-out.md). Every process is
-    /// started with the same command line but for --process; process 0 writes the output, or with --out-dir
-    /// DIR each process writes its share of the facts into DIR/process-I.
+    /// started with the same command line but for --process, and reads its share of DATA; process 0 writes the
+    /// output, or with --out-dir DIR each process writes its share of the facts into DIR/process-I.
     #[arg(long, value_name = "P", requires_all = ["engine", "hosts", "process"], value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub processes: Option<u32>,
 

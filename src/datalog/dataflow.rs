@@ -897,8 +897,11 @@ pub fn materialize(
         (counted.clone(), over.clone(), late.clone()),
         (owned.clone(), sums.clone()),
     );
-    // Bytes this process sends to the others (a cluster's exchange volume, for --stats).
-    let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // Bytes this process sends to the others (a cluster's exchange volume, for --stats; its share's terms, sent while
+    // loading, included).
+    let sent = Arc::new(std::sync::atomic::AtomicU64::new(
+        joined.as_ref().map_or(0, |j| j.sent),
+    ));
     // The workers' allocators: this process's threads, and with a cluster the links to the other processes.
     let (builders, links): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) =
         match &settings.cluster {

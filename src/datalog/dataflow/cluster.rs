@@ -265,6 +265,8 @@ pub(super) struct Joined {
     pub(super) elsewhere: u64,
     /// Asserted facts all shares hold.
     pub(super) everywhere: u64,
+    /// Bytes this process sent the others while loading (its share's terms).
+    pub(super) sent: u64,
 }
 
 /// The cluster that connected while loading, until the run takes it.

@@ -126,7 +126,10 @@ pub fn load_share(
             return Err(e.into());
         }
     };
-    let received = cluster::exchange(&links, me, &mine.encode())?;
+    let encoded = mine.encode();
+    let received = cluster::exchange(&links, me, &encoded)?;
+    let sent = (8 + encoded.len() as u64) * links.iter().flatten().count() as u64;
+    drop(encoded);
     let mut shares = Vec::with_capacity(processes);
     for (j, bytes) in received.into_iter().enumerate() {
         if j == me {
@@ -178,6 +181,7 @@ pub fn load_share(
         links,
         elsewhere,
         everywhere,
+        sent,
     });
     Ok(Store {
         dict: united.dict,
