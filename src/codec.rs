@@ -188,6 +188,14 @@ pub struct Decoder<'a> {
     out: u64,
 }
 
+impl Decoder<'_> {
+    /// How many compressed bytes it has read so far, as it reads on (for a share of a compressed file: which
+    /// blocks of lines a process takes, by where in the compressed file each starts).
+    pub fn compressed_read(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.offset)
+    }
+}
+
 impl Read for Decoder<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.inner.read(buf) {

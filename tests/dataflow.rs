@@ -7,6 +7,7 @@
 //! refused by the command line; a capped case (exit 3) must stop with exit 3 too.
 
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -438,7 +439,16 @@ fn shared_data(dir: &Path) -> Vec<String> {
          #@rule out\nCONSTRUCT { GRAPH :out { ?x :near ?y } } WHERE { ?x :edge ?y . ?y :tagged ?t }\n",
     )
     .unwrap();
-    vec!["a.nt".into(), "b.trig".into()]
+    // Compressed N-Triples: cut between blocks of lines (one block at this size), its own blank-node labels.
+    let mut gz = flate2::write::GzEncoder::new(
+        fs::File::create(dir.join("c.nt.gz")).unwrap(),
+        flate2::Compression::fast(),
+    );
+    for i in 0..500 {
+        writeln!(gz, "_:b{} <http://e/edge> <http://e/n{}> .", i % 7, i * 3).unwrap();
+    }
+    gz.finish().unwrap();
+    vec!["a.nt".into(), "b.trig".into(), "c.nt.gz".into()]
 }
 
 /// `reasonctl materialize FILES --rules r.rq` with `extra`, in `dir`, as process `i` of the cluster in `hosts`

@@ -567,7 +567,7 @@ impl Loader {
                 path,
                 &name,
                 (format, codec),
-                compressed::BLOCK,
+                (compressed::BLOCK, None),
                 progress,
             )?
         {

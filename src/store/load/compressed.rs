@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use rayon::prelude::*;
@@ -18,19 +19,41 @@ use crate::codec::Codec;
 /// Decompressed bytes per block (a line longer than this makes its block longer).
 pub(super) const BLOCK: usize = 4 << 20;
 
+/// Which blocks of a compressed file a share takes: those that start (the compressed bytes read when the block
+/// begins) at `from` or past it and before `to`.
+pub(super) struct Within {
+    /// The compressed bytes read so far ([`Codec::decoder`]'s count).
+    pub(super) read: Arc<AtomicU64>,
+    /// The range of block starts taken.
+    pub(super) range: (u64, u64),
+}
+
 /// Reads `reader` into blocks of about `size` bytes that end at a line break (the last may not), numbered in
-/// order, until it ends, fails, or nobody takes the blocks any more.
+/// order, until it ends, fails, or nobody takes the blocks any more. With `within`, only the blocks that start
+/// in its range are handed on (numbered from 0), and reading stops at the first block past it.
 fn blocks(
     mut reader: impl Read,
     size: usize,
-    stop: &AtomicBool,
+    (stop, within): (&AtomicBool, Option<&Within>),
     tx: &mpsc::SyncSender<io::Result<(usize, Vec<u8>)>>,
 ) {
     let mut carry: Vec<u8> = Vec::new();
-    for k in 0.. {
+    let mut k = 0;
+    loop {
         if stop.load(Ordering::Relaxed) {
             return;
         }
+        // Where this block starts in the compressed file: before, in or past the share's range.
+        let taken = match within {
+            None => true,
+            Some(w) => {
+                let at = w.read.load(Ordering::Relaxed);
+                if at >= w.range.1 {
+                    return;
+                }
+                at >= w.range.0
+            }
+        };
         let mut block = Vec::with_capacity(size + carry.len());
         block.append(&mut carry);
         let ended = loop {
@@ -54,8 +77,11 @@ fn blocks(
                 }
             }
         };
-        if !block.is_empty() && tx.send(Ok((k, block))).is_err() {
-            return;
+        if taken && !block.is_empty() {
+            if tx.send(Ok((k, block))).is_err() {
+                return;
+            }
+            k += 1;
         }
         if ended {
             return;
@@ -67,12 +93,13 @@ impl Loader {
     /// Loads the compressed N-Triples or N-Quads file `path`: decompressed on one thread, its blocks parsed on
     /// the others, merged in document order. `Ok(false)`: a line oxttl refuses, and nothing was loaded (the
     /// caller parses the file sequentially, which reports the error).
+    /// With `range`, only the blocks that start there in the compressed file ([`Within`]).
     pub(super) fn load_compressed_lines(
         &mut self,
         path: &Path,
         name: &str,
         (format, codec): (DataFormat, Codec),
-        size: usize,
+        (size, range): (usize, Option<(u64, u64)>),
         progress: &dyn LoadProgress,
     ) -> Result<bool, LoadError> {
         let file = open(path)?;
@@ -83,6 +110,10 @@ impl Loader {
             progress,
             pending: 0,
         });
+        let within = range.map(|range| Within {
+            read: reader.compressed_read(),
+            range,
+        });
         // No line table: a compressed file is compared with a state by reading it whole.
         let flags = (self.lenient, false);
         let with_graphs = format == DataFormat::NQuads;
@@ -91,7 +122,8 @@ impl Loader {
         let (parsed_out, parsed) = mpsc::channel::<io::Result<(usize, Option<Statements>)>>();
         let stop = &stop;
         let merged = std::thread::scope(|scope| -> Result<bool, LoadError> {
-            let reading = scope.spawn(move || blocks(reader, size, stop, &to_parse));
+            let within = within.as_ref();
+            let reading = scope.spawn(move || blocks(reader, size, (stop, within), &to_parse));
             let parsing = scope.spawn(move || {
                 blocks_in.into_iter().par_bridge().for_each(|block| {
                     let parsed =
@@ -149,7 +181,7 @@ mod tests {
         let long = "x".repeat(100);
         let text = format!("a\nbb\n{long}\nccc\nd");
         let (tx, rx) = mpsc::sync_channel(64);
-        blocks(text.as_bytes(), 8, &AtomicBool::new(false), &tx);
+        blocks(text.as_bytes(), 8, (&AtomicBool::new(false), None), &tx);
         drop(tx);
         let got: Vec<(usize, Vec<u8>)> = rx.into_iter().map(Result::unwrap).collect();
         assert_eq!(
@@ -201,7 +233,7 @@ mod tests {
                 &packed,
                 "d",
                 (DataFormat::NQuads, Codec::Zstd),
-                256,
+                (256, None),
                 &NoProgress,
             )
             .unwrap();

@@ -3,8 +3,11 @@
 //! builds alike from what all of them read.
 //!
 //! The sources are laid end to end and cut into `P` runs of about equal bytes; process `I` reads the `I`-th.
-//! A plain N-Triples or N-Quads file is cut inside, just past a line break; any other source (another syntax, a
-//! compressed file, a pipe, stdin) goes whole to the process where it starts (stdin to process 0). The shares are
+//! A plain N-Triples or N-Quads file is cut inside, just past a line break. A compressed one is cut between
+//! blocks of decompressed lines, by where each block starts in the compressed bytes: every process that shares
+//! it decompresses it from the start (and no further than its run), and parses only its blocks. Any other
+//! source (another syntax, a pipe, stdin) goes whole to the process where it starts (stdin to process 0). The
+//! shares are
 //! contiguous and in source order, so building the dictionary share after share, each share's terms in the order
 //! it met them, numbers blank nodes exactly as one process reading every source does (labels scoped per file,
 //! across the cuts of a file): blank-node labels, the only ids output shows, come out the same.
@@ -26,12 +29,27 @@ pub struct Piece {
     pub source: usize,
     /// The byte range of the file (a whole line at each end); `None`: the whole source.
     pub range: Option<(u64, u64)>,
+    /// The file is compressed: `range` is where, in its compressed bytes, the blocks of lines this piece takes
+    /// start (every process reading the file decompresses it from the start, and parses only its blocks).
+    pub blocks: bool,
 }
 
-/// How a source takes part in the cut: its size in bytes, and whether it may be cut at a line break.
-fn measure(source: &DataSource, options: &LoadOptions) -> Result<(u64, bool), LoadError> {
+/// How a source is cut between processes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Cut {
+    /// Not at all: it goes whole to one process.
+    Whole,
+    /// Just past line breaks (a plain N-Triples or N-Quads file).
+    Lines,
+    /// Between blocks of decompressed lines, by where each starts in the compressed file (a compressed
+    /// N-Triples or N-Quads file).
+    Blocks,
+}
+
+/// How a source takes part in the cut: its size in bytes, and how it may be cut.
+fn measure(source: &DataSource, options: &LoadOptions) -> Result<(u64, Cut), LoadError> {
     let DataSource::File(path) = source else {
-        return Ok((0, false));
+        return Ok((0, Cut::Whole));
     };
     let mut file = open(path)?;
     let unreadable = |source| LoadError::Unreadable {
@@ -43,10 +61,14 @@ fn measure(source: &DataSource, options: &LoadOptions) -> Result<(u64, bool), Lo
         options.format.or_else(|| DataFormat::from_path(path)),
         Some(DataFormat::NTriples | DataFormat::NQuads)
     );
-    let plain = metadata.is_file()
-        && crate::codec::Codec::of_path(path).is_none()
-        && super::head_codec(&mut file).map_err(unreadable)?.is_none();
-    Ok((metadata.len(), lines && plain))
+    let compressed = super::head_codec(&mut file).map_err(unreadable)?.is_some()
+        || crate::codec::Codec::of_path(path).is_some();
+    let cut = match (lines && metadata.is_file(), compressed) {
+        (false, _) => Cut::Whole,
+        (true, false) => Cut::Lines,
+        (true, true) => Cut::Blocks,
+    };
+    Ok((metadata.len(), cut))
 }
 
 /// The pieces process `process` of `processes` reads, in source order.
@@ -56,7 +78,7 @@ pub fn pieces(
     processes: usize,
     process: usize,
 ) -> Result<Vec<Piece>, LoadError> {
-    let measured: Vec<(u64, bool)> = (sources.iter())
+    let measured: Vec<(u64, Cut)> = (sources.iter())
         .map(|s| measure(s, options))
         .collect::<Result<_, _>>()?;
     let whole: u64 = measured.iter().map(|m| m.0).sum();
@@ -78,7 +100,7 @@ pub fn pieces(
         } else {
             owner(offset)
         };
-        let last = if cut && len > 0 {
+        let last = if cut != Cut::Whole && len > 0 {
             owner(offset + len - 1)
         } else {
             first
@@ -88,6 +110,25 @@ pub fn pieces(
                 pieces.push(Piece {
                     source: i,
                     range: None,
+                    blocks: false,
+                });
+            } else if cut == Cut::Blocks {
+                // Blocks that start in this process's run, the first process's from the file's start, the last
+                // one's to its end.
+                let from = if process == first {
+                    0
+                } else {
+                    run_start(process) - offset
+                };
+                let to = if process == last {
+                    u64::MAX
+                } else {
+                    run_start(process + 1) - offset
+                };
+                pieces.push(Piece {
+                    source: i,
+                    range: Some((from, to)),
+                    blocks: true,
                 });
             } else if let DataSource::File(path) = source {
                 let range = cut_range(path, len, offset, (first, last, process), run_start)
@@ -99,6 +140,7 @@ pub fn pieces(
                     pieces.push(Piece {
                         source: i,
                         range: Some(range),
+                        blocks: false,
                     });
                 }
             }
@@ -136,20 +178,28 @@ fn cut_range(
     Ok((start, end.max(start)))
 }
 
+/// Decompressed bytes per block of a compressed file's share (smaller in tests, so that small files make several).
+const SHARE_BLOCK: usize = if cfg!(test) {
+    1 << 12
+} else {
+    super::compressed::BLOCK
+};
+
 impl Loader {
     /// Loads one piece of a share: a whole source as [`Loader::load_source`] does, or a range of an N-Triples or
     /// N-Quads file (parsed in parallel, as a whole file is), keeping the labels of its blank nodes
     /// ([`Loader::take_labels`]) so that the other ranges of the file, read by other processes, meet the same
-    /// nodes. A range holding a line that does not parse: the whole file is parsed sequentially, which reports
-    /// the error at its line as always.
+    /// nodes. A compressed file's piece: the blocks of lines that start in its range of compressed bytes. A
+    /// piece holding a line that does not parse: the whole file is parsed sequentially, which reports the error
+    /// at its line as always.
     pub fn load_piece(
         &mut self,
         source: &DataSource,
-        range: Option<(u64, u64)>,
+        piece: &Piece,
         options: &LoadOptions,
         progress: &dyn LoadProgress,
     ) -> Result<(), LoadError> {
-        let (Some((start, end)), DataSource::File(path)) = (range, source) else {
+        let (Some((start, end)), DataSource::File(path)) = (piece.range, source) else {
             return self.load_source(source, options, progress);
         };
         let format = match options.format.or_else(|| DataFormat::from_path(path)) {
@@ -161,19 +211,30 @@ impl Loader {
             source,
         };
         let mut file = open(path)?;
-        let ranges = chunks::ranges_within(
-            &mut file,
-            (start, end),
-            rayon::current_num_threads(),
-            chunks::MIN_CHUNK,
-        )
-        .map_err(unreadable)?;
         let name = path.display().to_string();
         self.lenient = options.lenient;
         self.labels.get_or_insert_with(Vec::new);
-        progress.begin(&name, Some(end - start));
-        let loaded = self.load_ranges(path, &name, format, &ranges, progress);
-        progress.end();
+        let loaded = if piece.blocks {
+            let codec = super::head_codec(&mut file)
+                .map_err(unreadable)?
+                .or_else(|| crate::codec::Codec::of_path(path))
+                .ok_or_else(|| unreadable(io::Error::other("not compressed")))?;
+            drop(file);
+            let blocks = (SHARE_BLOCK, Some((start, end)));
+            self.load_compressed_lines(path, &name, (format, codec), blocks, progress)
+        } else {
+            let ranges = chunks::ranges_within(
+                &mut file,
+                (start, end),
+                rayon::current_num_threads(),
+                chunks::MIN_CHUNK,
+            )
+            .map_err(unreadable)?;
+            progress.begin(&name, Some(end - start));
+            let loaded = self.load_ranges(path, &name, format, &ranges, progress);
+            progress.end();
+            loaded
+        };
         self.lenient = false;
         if loaded? {
             return Ok(());
@@ -202,7 +263,7 @@ pub fn load(
     let mut loader = Loader::new();
     let mut labels = Vec::new();
     for piece in pieces(sources, options, processes, process)? {
-        loader.load_piece(&sources[piece.source], piece.range, options, progress)?;
+        loader.load_piece(&sources[piece.source], &piece, options, progress)?;
         let source = piece.source as u32;
         labels.extend((loader.take_labels().into_iter()).map(|(n, label)| (n, source, label)));
     }
@@ -490,11 +551,30 @@ mod tests {
                 i % 3
             ));
         }
-        let files = [("a.nt", nt), ("b.ttl", ttl.to_owned()), ("c.nq", nq)];
+        // Compressed, in many blocks of lines; labels again (other nodes: another file).
+        let mut gz = String::new();
+        for i in 0..8000u64 {
+            let noise = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20;
+            gz.push_str(&format!("_:b{} <http://e/s> \"{noise:x}\" .\n", i % 29));
+        }
+        let files = [
+            ("a.nt", nt),
+            ("b.ttl", ttl.to_owned()),
+            ("c.nq", nq),
+            ("d.nt.gz", gz),
+        ];
         (files.into_iter())
             .map(|(name, text)| {
                 let path = dir.join(name);
-                std::fs::write(&path, text).unwrap();
+                if name.ends_with(".gz") {
+                    use std::io::Write;
+                    let file = std::fs::File::create(&path).unwrap();
+                    let mut e = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+                    e.write_all(text.as_bytes()).unwrap();
+                    e.finish().unwrap();
+                } else {
+                    std::fs::write(&path, text).unwrap();
+                }
                 DataSource::File(path)
             })
             .collect()
@@ -529,14 +609,20 @@ mod tests {
                     .filter(|p| p.source == source)
                     .collect();
                 if source == 1 {
-                    assert_eq!(
-                        of,
-                        [&Piece {
-                            source,
-                            range: None
-                        }],
-                        "{processes} processes"
-                    );
+                    let whole = Piece {
+                        source,
+                        range: None,
+                        blocks: false,
+                    };
+                    assert_eq!(of, [&whole], "{processes} processes");
+                    continue;
+                }
+                if source == 3 && of.len() > 1 {
+                    // A compressed file: block starts from 0 to its end, run after run.
+                    let ranges: Vec<(u64, u64)> = of.iter().map(|p| p.range.unwrap()).collect();
+                    assert!(of.iter().all(|p| p.blocks));
+                    assert_eq!((ranges[0].0, ranges.last().unwrap().1), (0, u64::MAX));
+                    assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0), "{ranges:?}");
                     continue;
                 }
                 if of.len() == 1 && of[0].range.is_none() {
