@@ -89,8 +89,9 @@ impl Hello {
             ));
         }
         (other.fingerprint != self.fingerprint).then(|| {
-            "it was given other data files (other names or sizes) or read them otherwise (every process \
-             needs the same DATA, --format, --base and --lenient)"
+            "it was given other data files (other names or sizes), reads them otherwise, or is another \
+             version of reasonctl (every process needs the same DATA, --format, --base and --lenient, and the \
+             same reasonctl)"
                 .to_owned()
         })
     }

@@ -38,14 +38,16 @@ pub enum ShareError {
 }
 
 /// What the processes must agree on before they cut the data into shares: the sources (names and sizes, which
-/// decide the cuts) and how they are read.
+/// decide the cuts), how they are read, and reasonctl's version (which cuts them).
 fn sources_fingerprint(
     sources: &[DataSource],
     options: &LoadOptions,
     processes: usize,
 ) -> [u8; 32] {
     let mut h = sha2::Sha256::new();
-    h.update(b"shares-1");
+    // The version too: another build may cut the files (or decompress them) otherwise.
+    h.update(b"shares-1 ");
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.update((processes as u64).to_le_bytes());
     for source in sources {
         let (name, size) = match source {
