@@ -3,7 +3,8 @@
 //! processes × 1 worker on loopback: wall time, peak resident size (per process), bytes the processes sent each
 //! other (`--stats` `bytes_sent`, summed), and whether the outputs are byte-identical. One run each. The dataflow
 //! engine is for capacity; this shows what it costs on one machine. `cargo bench --bench dataflow`
-//! (`REASONCTL_DATAFLOW_SETS=LUBM_L` for one rule set).
+//! (`REASONCTL_DATAFLOW_SETS=LUBM_L` for one rule set; `REASONCTL_DATAFLOW_WORKERS=1` for one process on 1 worker
+//! only, empty for none: the cluster alone, beside the in-memory reference).
 
 mod lubm_gen;
 mod measure;
@@ -37,7 +38,9 @@ fn main() {
             "{:<8} {:<30} {:>8.2} {:>9.0} {:>10} {:>10}",
             set, "memory", m.wall, m.peak_mib, "-", "-"
         );
-        for workers in ["1", "2"] {
+        let worker_counts =
+            std::env::var("REASONCTL_DATAFLOW_WORKERS").unwrap_or_else(|_| "1,2".into());
+        for workers in worker_counts.split(',').filter(|w| !w.is_empty()) {
             let out = work.join(format!("dataflow-{set}-{workers}.nq"));
             let out = out.to_str().unwrap();
             let m = measure::measure(&[
