@@ -235,9 +235,11 @@ impl Dictionary {
     }
 
     /// An empty dictionary that extends `main`: its ids and blank nodes continue where `main`'s end, so the two
-    /// never collide. A query's computed terms live in one; `main` stays shared and unchanged.
+    /// never collide. A query's computed terms live in one; `main` stays shared and unchanged. Made without an
+    /// allocation (its namespaces, the empty one included, are interned as its IRIs need them): the dataflow
+    /// engine makes one per row it filters.
     pub fn extending(main: &Dictionary) -> Self {
-        let mut dict = Self {
+        Self {
             terms: Interner::default(),
             namespaces: Interner::default(),
             last_ns: None,
@@ -245,9 +247,7 @@ impl Dictionary {
             base: main.end().0,
             blank_nodes: main.blank_nodes,
             scratch: Vec::new(),
-        };
-        dict.namespaces.intern(b"");
-        dict
+        }
     }
 
     /// The bytes this dictionary is made of ([`Dictionary::from_parts`] rebuilds it).
