@@ -764,7 +764,7 @@ fn dataflow_failure(e: datalog::dataflow::DataflowError) -> Failure {
     let exit_code = match e {
         E::Timeout { .. } | E::PeerTimeout { .. } | E::MaxFacts { .. } => 3,
         // A cluster started with a wrong address or on other inputs: the command line's fault.
-        E::Bind { .. } | E::Mismatch { .. } | E::PeerInput { .. } => 2,
+        E::Bind { .. } | E::Mismatch { .. } | E::PeerInput { .. } | E::RuleSetInData { .. } => 2,
         E::Unreachable { .. } | E::Lost { .. } | E::Failed { .. } => 1,
     };
     Failure {

@@ -175,6 +175,18 @@ fn run(dir: &Path, layout: Layout) -> Result<Outcome, Failed> {
             Err(format!("refused without the documented diagnostic, exit {exit}:\n{stderr}").into())
         };
     }
+    // A cluster does not read a rule set stored in SHACL Rules' RDF syntax from the data (docs/scale-out.md).
+    if stderr.contains("reasonctl::dataflow::cluster_rule_set") {
+        let flat = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+        return if matches!(layout, Layout::TwoProcesses)
+            && exit == 2
+            && flat.contains("--rules file")
+        {
+            Ok(Outcome::Refused)
+        } else {
+            Err(format!("refused without the documented diagnostic, exit {exit}:\n{stderr}").into())
+        };
+    }
     if want_exit == 3 {
         return if exit == 3 {
             Ok(Outcome::Capped)
@@ -576,6 +588,41 @@ fn share_trials(trials: &mut Vec<Trial>) {
             )?;
             if dir.join("out0.nq").exists() || dir.join("out1.nq").exists() {
                 return Err("a process wrote its output".into());
+            }
+            Ok(())
+        },
+    ));
+    trials.push(Trial::test(
+        "cluster/a_rule_set_stored_in_the_data_in_shacl_rules_rdf_syntax_is_refused_by_every_process",
+        || {
+            let tmp = tempfile::tempdir()?;
+            let dir = tmp.path();
+            fs::copy(
+                Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("fixtures/materialize/stored-srl-rdf-syntax/data.ttl"),
+                dir.join("rules.ttl"),
+            )?;
+            let mut files = shared_data(dir);
+            files.insert(0, "rules.ttl".into());
+            let hosts = hosts_file(dir);
+            let one = materialize_in(dir, &files, Some((&hosts, 2, 1)), &[]).spawn()?;
+            let zero = within(
+                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
+                120,
+            )?;
+            // Process 0 reads the file that holds it; process 1 hears why.
+            ended(
+                &zero,
+                2,
+                &["reasonctl::dataflow::cluster_rule_set", "http://example.org/program", "--rules file"],
+            )?;
+            ended(
+                &within(one, 120)?,
+                2,
+                &["reasonctl::dataflow::cluster_input", "process 0"],
+            )?;
+            if dir.join("out0.nq").exists() {
+                return Err("process 0 wrote its output".into());
             }
             Ok(())
         },

@@ -506,6 +506,11 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
             cluster.shares = true;
             dir.push(format!("process-{process}"));
         }
+        // What decides the dataflow's shape and what gathers where: every process must be given it alike.
+        cluster.agreed = format!(
+            "out-dir {} include-asserted {} max-facts {:?}",
+            cluster.shares, args.include_asserted, reasoning.budget.max_facts
+        );
         reasoning.cluster = Some(cluster);
     }
     let changes = !(args.add.is_empty() && args.remove.is_empty());
@@ -747,5 +752,6 @@ fn cluster(
         process: process as usize,
         addresses,
         shares: false,
+        agreed: String::new(),
     })
 }

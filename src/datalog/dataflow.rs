@@ -194,6 +194,20 @@ pub enum DataflowError {
         /// Its error.
         message: String,
     },
+    /// A rule set in SHACL 1.2 Rules' RDF syntax in this process's share of the data.
+    #[error(
+        "the data holds the rule set {id} in SHACL 1.2 Rules' RDF syntax, which a dataflow cluster does not read from the data (its facts may be cut between processes); nothing was written"
+    )]
+    #[diagnostic(
+        code(reasonctl::dataflow::cluster_rule_set),
+        help(
+            "move the rule set into a --rules file (SHACL Rules' RDF syntax reads as Turtle: .ttl), or run on one process"
+        )
+    )]
+    RuleSetInData {
+        /// The rule set's (or its first rule's) name.
+        id: String,
+    },
     /// A worker failed, or another process of the cluster went away, during the run.
     #[error("the dataflow run stopped: {reason}; nothing was written")]
     #[diagnostic(
@@ -1166,10 +1180,11 @@ pub fn materialize(
                 Some((1, budget_ms))
             } else {
                 max_facts.and_then(|m| {
-                    (made > m + slack)
+                    (made > m.saturating_add(slack))
                         .then(|| (0, (made - slack) as u64))
                         .or_else(|| {
-                            (cluster > m as u64 + slack_sum).then(|| (0, cluster - slack_sum))
+                            (cluster > (m as u64).saturating_add(slack_sum))
+                                .then(|| (0, cluster - slack_sum))
                         })
                 })
             };

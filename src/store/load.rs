@@ -371,6 +371,9 @@ pub struct Loader {
     /// While a share's range of a file loads ([`Loader::load_piece`]): the label of each blank node it met, by
     /// the node's number.
     labels: Option<Vec<(u32, Box<str>)>>,
+    /// What the blocks of a compressed file's share loaded cover of its decompressed text (see
+    /// [`Loader::load_piece`]).
+    covered: Option<(u64, u64, bool)>,
 }
 
 impl Loader {

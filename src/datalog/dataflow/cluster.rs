@@ -36,6 +36,9 @@ pub struct Cluster {
     /// Each process writes its own share of the facts (`--out-dir DIR`: into `DIR/process-I`); otherwise process
     /// 0 gathers and writes them all.
     pub shares: bool,
+    /// The options every process must be given alike besides the data's (what the output holds, the budget on
+    /// facts), as text the handshake compares.
+    pub agreed: String,
 }
 
 /// How long a process waits for the others to come up when no `--timeout` bounds it sooner.
@@ -89,9 +92,9 @@ impl Hello {
             ));
         }
         (other.fingerprint != self.fingerprint).then(|| {
-            "it was given other data files (other names or sizes), reads them otherwise, or is another \
-             version of reasonctl (every process needs the same DATA, --format, --base and --lenient, and the \
-             same reasonctl)"
+            "it was given other data files (other names or sizes), reads them or writes its output otherwise, \
+             or is another version of reasonctl (every process needs the same DATA, --format, --base, \
+             --lenient, --out-dir or not, --include-asserted and --max-facts, and the same reasonctl)"
                 .to_owned()
         })
     }
@@ -138,12 +141,15 @@ pub(super) fn agree(
 ) -> Result<(), DataflowError> {
     let mut h = sha2::Sha256::new();
     let d = dict.to_parts();
-    h.update((d.terms.len() as u64).to_le_bytes());
-    h.update(&d.terms);
+    for bytes in [&d.terms, &d.namespaces] {
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
     h.update(d.blank_nodes.to_le_bytes());
     h.update(format!("{:?}", program.rules).as_bytes());
     let mine: [u8; 32] = h.finalize().into();
-    for (j, theirs) in exchange(links, me, &mine)?.iter().enumerate() {
+    let theirs = exchange(links, me, (&mine, "the programs they compiled"))?;
+    for (j, theirs) in theirs.iter().enumerate() {
         if j != me && theirs[..] != mine[..] {
             return Err(DataflowError::Mismatch {
                 process: j,
@@ -286,15 +292,20 @@ pub(super) fn take_joined() -> Option<Joined> {
 /// Sends `mine` to every other process over `links` and receives theirs: what each process sent, in process
 /// order (`mine` at its own place). Each link is written on a thread of its own while this one reads, so two
 /// processes sending each other more than a socket buffers do not wait on each other.
+/// `what` says what is exchanged, for the error when a process goes away. A link that fails shuts every link
+/// down before this returns, so no process is left writing to one that stopped reading.
 pub(super) fn exchange(
     links: &[Option<TcpStream>],
     me: usize,
-    mine: &[u8],
+    (mine, what): (&[u8], &str),
 ) -> Result<Vec<Vec<u8>>, DataflowError> {
     let lost = |j: usize, e: io::Error| DataflowError::Lost {
-        reason: format!(
-            "process {j} went away while the processes exchanged their shares' terms ({e})"
-        ),
+        reason: format!("process {j} went away while the processes exchanged {what} ({e})"),
+    };
+    let shut = || {
+        for link in links.iter().flatten() {
+            let _ = link.shutdown(std::net::Shutdown::Both);
+        }
     };
     std::thread::scope(|scope| {
         let mut writers = Vec::new();
@@ -310,26 +321,30 @@ pub(super) fn exchange(
                 }),
             ));
         }
-        let mut got = Vec::with_capacity(links.len());
-        for (j, link) in links.iter().enumerate() {
-            let Some(link) = link else {
-                got.push(if j == me { mine.to_vec() } else { Vec::new() });
-                continue;
-            };
-            let mut input = link;
-            let mut len = [0u8; 8];
-            input.read_exact(&mut len).map_err(|e| lost(j, e))?;
-            let len = u64::from_le_bytes(len);
-            let mut bytes = Vec::new();
-            (&mut input)
-                .take(len)
-                .read_to_end(&mut bytes)
-                .map_err(|e| lost(j, e))?;
-            if bytes.len() as u64 != len {
-                return Err(lost(j, io::ErrorKind::UnexpectedEof.into()));
+        let read = || -> Result<Vec<Vec<u8>>, DataflowError> {
+            let mut got = Vec::with_capacity(links.len());
+            for (j, link) in links.iter().enumerate() {
+                let Some(link) = link else {
+                    got.push(if j == me { mine.to_vec() } else { Vec::new() });
+                    continue;
+                };
+                let mut input = link;
+                let mut len = [0u8; 8];
+                input.read_exact(&mut len).map_err(|e| lost(j, e))?;
+                let len = u64::from_le_bytes(len);
+                let mut bytes = Vec::new();
+                (&mut input)
+                    .take(len)
+                    .read_to_end(&mut bytes)
+                    .map_err(|e| lost(j, e))?;
+                if bytes.len() as u64 != len {
+                    return Err(lost(j, io::ErrorKind::UnexpectedEof.into()));
+                }
+                got.push(bytes);
             }
-            got.push(bytes);
-        }
+            Ok(got)
+        };
+        let got = read().inspect_err(|_| shut())?;
         for (j, writer) in writers {
             match writer.join() {
                 Ok(Ok(())) => {}
@@ -630,6 +645,7 @@ mod tests {
             process: 1,
             addresses: vec![free.to_string(), me.to_string()],
             shares: false,
+            agreed: String::new(),
         };
         let started = Instant::now();
         let err = connect(&cluster, 1, [0; 32], started + Duration::from_millis(300)).unwrap_err();

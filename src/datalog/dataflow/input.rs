@@ -38,12 +38,10 @@ pub enum ShareError {
 }
 
 /// What the processes must agree on before they cut the data into shares: the sources (names and sizes, which
-/// decide the cuts), how they are read, and reasonctl's version (which cuts them).
-fn sources_fingerprint(
-    sources: &[DataSource],
-    options: &LoadOptions,
-    processes: usize,
-) -> [u8; 32] {
+/// decide the cuts), how they are read, reasonctl's version (which cuts them), and the options that shape the
+/// run ([`Cluster::agreed`]).
+fn sources_fingerprint(sources: &[DataSource], options: &LoadOptions, c: &Cluster) -> [u8; 32] {
+    let processes = c.addresses.len();
     let mut h = sha2::Sha256::new();
     // The version too: another build may cut the files (or decompress them) otherwise.
     h.update(b"shares-1 ");
@@ -68,6 +66,7 @@ fn sources_fingerprint(
         )
         .as_bytes(),
     );
+    h.update(c.agreed.as_bytes());
     h.finalize().into()
 }
 
@@ -113,23 +112,38 @@ pub fn load_share(
     let links = connect(
         c,
         workers,
-        sources_fingerprint(sources, options, processes),
+        sources_fingerprint(sources, options, c),
         deadline,
         timeout,
     )?;
-    let loaded = share::load(sources, options, (processes, me), progress);
+    let loaded = share::load(sources, options, (processes, me), progress)
+        .map_err(ShareError::from)
+        .and_then(|(store, share)| {
+            // A rule set in SHACL 1.2 Rules' RDF syntax spans many facts (lists, nested nodes) that a cut may
+            // split between processes: a cluster does not read one from the data.
+            let (mut texts, mut errors) = (Vec::new(), Vec::new());
+            crate::rules::srl::rdf::from_store(&store, None, &mut texts, &mut errors);
+            match texts.first() {
+                Some(t) => Err(DataflowError::RuleSetInData { id: t.id.clone() }.into()),
+                None if !errors.is_empty() => Err(DataflowError::RuleSetInData {
+                    id: "(a rule set that does not translate)".to_owned(),
+                }
+                .into()),
+                None => Ok((store, share)),
+            }
+        });
     let (store, mine) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             // The others hear why this process stops (they end with `PeerInput`), not just that it went away.
             let mut said = FAILED.to_vec();
             said.extend(e.to_string().as_bytes());
-            let _ = cluster::exchange(&links, me, &said);
-            return Err(e.into());
+            let _ = cluster::exchange(&links, me, (&said, "their shares' terms"));
+            return Err(e);
         }
     };
     let encoded = mine.encode();
-    let received = cluster::exchange(&links, me, &encoded)?;
+    let received = cluster::exchange(&links, me, (&encoded, "their shares' terms"))?;
     let sent = (8 + encoded.len() as u64) * links.iter().flatten().count() as u64;
     drop(encoded);
     let mut shares = Vec::with_capacity(processes);
@@ -153,9 +167,19 @@ pub fn load_share(
         };
         shares.push(share);
     }
-    let everywhere: u64 = shares.iter().map(|s| s.facts).sum::<u64>() + mine.facts;
-    let elsewhere = everywhere - mine.facts;
+    let elsewhere = (shares.iter()).fold(0u64, |n, s| n.saturating_add(s.facts));
+    let everywhere = elsewhere.saturating_add(mine.facts);
     shares[me] = mine;
+    // Every file cut between processes read whole and once (the processes cut alike only from the same files).
+    if let Err((process, what)) = share::tiled(&shares) {
+        return Err(DataflowError::Mismatch {
+            process,
+            what: format!(
+                "it cut the data otherwise: {what} (every process needs the same copy of every DATA file)"
+            ),
+        }
+        .into());
+    }
     let Some(united) = share::unite(&shares, me)? else {
         return Err(DataflowError::Lost {
             reason: "a process sent a damaged dictionary".to_owned(),

@@ -26,6 +26,9 @@ pub(super) struct Within {
     pub(super) read: Arc<AtomicU64>,
     /// The range of block starts taken.
     pub(super) range: (u64, u64),
+    /// What the blocks taken cover of the decompressed text: where the first starts, where the last ends, and
+    /// whether the text ended there (for the processes to check that their shares tile the file).
+    pub(super) covered: std::sync::Mutex<Option<(u64, u64, bool)>>,
 }
 
 /// Reads `reader` into blocks of about `size` bytes that end at a line break (the last may not), numbered in
@@ -39,6 +42,9 @@ fn blocks(
 ) {
     let mut carry: Vec<u8> = Vec::new();
     let mut k = 0;
+    let mut first = true;
+    // Where the next block starts in the decompressed text.
+    let mut at = 0u64;
     loop {
         if stop.load(Ordering::Relaxed) {
             return;
@@ -77,6 +83,17 @@ fn blocks(
                 }
             }
         };
+        // A leading byte-order mark is not part of the first statement.
+        if std::mem::take(&mut first) && block.starts_with(super::BOM) {
+            block.drain(..super::BOM.len());
+        }
+        let start = at;
+        at += block.len() as u64;
+        if let Some(w) = within.filter(|_| taken) {
+            let mut covered = w.covered.lock().unwrap_or_else(|e| e.into_inner());
+            let from = covered.map_or(start, |c| c.0);
+            *covered = Some((from, at, ended));
+        }
         if taken && !block.is_empty() {
             if tx.send(Ok((k, block))).is_err() {
                 return;
@@ -113,6 +130,7 @@ impl Loader {
         let within = range.map(|range| Within {
             read: reader.compressed_read(),
             range,
+            covered: std::sync::Mutex::new(None),
         });
         // No line table: a compressed file is compared with a state by reading it whole.
         let flags = (self.lenient, false);
@@ -165,6 +183,9 @@ impl Loader {
             outcome
         });
         progress.end();
+        if let Some(w) = within {
+            self.covered = w.covered.into_inner().unwrap_or_else(|e| e.into_inner());
+        }
         merged
     }
 }

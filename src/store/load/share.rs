@@ -51,19 +51,24 @@ fn measure(source: &DataSource, options: &LoadOptions) -> Result<(u64, Cut), Loa
     let DataSource::File(path) = source else {
         return Ok((0, Cut::Whole));
     };
-    let mut file = open(path)?;
     let unreadable = |source| LoadError::Unreadable {
         path: path.to_owned(),
         source,
     };
-    let metadata = file.metadata().map_err(unreadable)?;
+    // Only a regular file is opened here: opening a pipe would wait for its writer, on every process.
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => m,
+        Ok(_) => return Ok((0, Cut::Whole)),
+        Err(_) => return open(path).map(|_| (0, Cut::Whole)),
+    };
+    let mut file = open(path)?;
     let lines = matches!(
         options.format.or_else(|| DataFormat::from_path(path)),
         Some(DataFormat::NTriples | DataFormat::NQuads)
     );
     let compressed = super::head_codec(&mut file).map_err(unreadable)?.is_some()
         || crate::codec::Codec::of_path(path).is_some();
-    let cut = match (lines && metadata.is_file(), compressed) {
+    let cut = match (lines, compressed) {
         (false, _) => Cut::Whole,
         (true, false) => Cut::Lines,
         (true, true) => Cut::Blocks,
@@ -92,6 +97,21 @@ pub fn pieces(
         }
     };
     let run_start = |q: usize| -> u64 { (whole as u128 * q as u128).div_ceil(p) as u64 };
+    // Stdin is process 0's, and ahead of every file, or the shares would not follow the sources' order.
+    if let Some(at) = sources
+        .iter()
+        .position(|s| matches!(s, DataSource::Stdin))
+        .filter(|&i| i > 0)
+    {
+        return Err(LoadError::Unreadable {
+            path: "-".into(),
+            source: io::Error::other(format!(
+                "in a cluster, standard input is read by process 0 and must be the first DATA source (it is \
+                 source {}): put - first",
+                at + 1
+            )),
+        });
+    }
     let mut pieces = Vec::new();
     let mut offset = 0u64;
     for (i, (source, &(len, cut))) in sources.iter().zip(&measured).enumerate() {
@@ -165,11 +185,8 @@ fn cut_range(
         let at = run_start(q).saturating_sub(offset).clamp(1, len);
         chunks::line_end(file, at, len)
     };
-    let start = if me == first {
-        chunks::first_statement(&mut file)?
-    } else {
-        cut(&mut file, me)?
-    };
+    // The first part starts at the file's start (a byte-order mark is skipped when it is read).
+    let start = if me == first { 0 } else { cut(&mut file, me)? };
     let end = if me == last {
         len
     } else {
@@ -223,9 +240,14 @@ impl Loader {
             let blocks = (SHARE_BLOCK, Some((start, end)));
             self.load_compressed_lines(path, &name, (format, codec), blocks, progress)
         } else {
+            let from = if start == 0 {
+                chunks::first_statement(&mut file).map_err(unreadable)?
+            } else {
+                start
+            };
             let ranges = chunks::ranges_within(
                 &mut file,
-                (start, end),
+                (from, end.max(from)),
                 rayon::current_num_threads(),
                 chunks::MIN_CHUNK,
             )
@@ -262,13 +284,27 @@ pub fn load(
 ) -> Result<(Store, Share), LoadError> {
     let mut loader = Loader::new();
     let mut labels = Vec::new();
+    let mut covered = Vec::new();
     for piece in pieces(sources, options, processes, process)? {
         loader.load_piece(&sources[piece.source], &piece, options, progress)?;
         let source = piece.source as u32;
         labels.extend((loader.take_labels().into_iter()).map(|(n, label)| (n, source, label)));
+        match (piece.range, &sources[piece.source]) {
+            (Some(_), _) if piece.blocks => {
+                if let Some((from, to, end)) = loader.covered.take() {
+                    covered.push((source, from, to, end));
+                }
+            }
+            (Some((from, to)), DataSource::File(path)) => {
+                let len = std::fs::metadata(path).map_or(u64::MAX, |m| m.len());
+                covered.push((source, from, to, to == len));
+            }
+            _ => {}
+        }
     }
     let store = loader.finish();
-    let share = Share::of(&store, labels);
+    let mut share = Share::of(&store, labels);
+    share.covered = covered;
     Ok((store, share))
 }
 
@@ -286,6 +322,9 @@ pub struct Share {
     pub rules: Vec<Quad>,
     /// The named graphs it holds facts in.
     pub graphs: Vec<TermId>,
+    /// What it read of each file cut between processes: (source, start, end, whether it read to the end), in
+    /// bytes of the file, or of its decompressed text for a compressed one ([`tiled`] checks them).
+    pub covered: Vec<(u32, u64, u64, bool)>,
     /// How many asserted facts it holds.
     pub facts: u64,
 }
@@ -311,6 +350,7 @@ impl Share {
             labels,
             prefixes: store.prefixes.clone(),
             rules,
+            covered: Vec::new(),
             facts: store.quads.len() as u64,
         }
     }
@@ -348,6 +388,10 @@ impl Share {
         words(&mut out, &rules);
         let graphs: Vec<u64> = self.graphs.iter().map(|g| g.0 as u64).collect();
         words(&mut out, &graphs);
+        let covered: Vec<u64> = (self.covered.iter())
+            .flat_map(|&(s, a, b, end)| [s as u64, a, b, end as u64])
+            .collect();
+        words(&mut out, &covered);
         out
     }
 
@@ -385,6 +429,13 @@ impl Share {
         let graphs = (r.words()?.into_iter())
             .map(|g| u32::try_from(g).ok().map(TermId))
             .collect::<Option<Vec<TermId>>>()?;
+        let covered = r.words()?;
+        if covered.len() % 4 != 0 {
+            return None;
+        }
+        let covered = (covered.chunks_exact(4))
+            .map(|c| Some((u32::try_from(c[0]).ok()?, c[1], c[2], c[3] != 0)))
+            .collect::<Option<Vec<_>>>()?;
         let (base, blank_nodes) = (u32::try_from(base).ok()?, u32::try_from(blank_nodes).ok()?);
         (r.0.is_empty() && ids.len() % 4 == 0).then_some(Share {
             dict: DictionaryParts {
@@ -399,6 +450,7 @@ impl Share {
             prefixes,
             rules,
             graphs,
+            covered,
             facts,
         })
     }
@@ -506,6 +558,53 @@ pub fn unite(shares: &[Share], me: usize) -> Result<Option<United>, LoadError> {
     }))
 }
 
+/// Whether the files cut between processes are read whole and once: for each, the parts the shares read (in
+/// process order) start at its first statement, each where the one before ends, and the last at its end. `Err`:
+/// the first process whose part does not fit, and how. (Every process cuts alike from the same files and the
+/// same build; a copy of a file that differs, or a decompression that reads otherwise, would load lines twice
+/// or not at all.)
+pub fn tiled(shares: &[Share]) -> Result<(), (usize, String)> {
+    let mut sources: Vec<u32> = (shares.iter())
+        .flat_map(|s| s.covered.iter().map(|c| c.0))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    for source in sources {
+        let parts: Vec<(usize, u64, u64, bool)> = (shares.iter().enumerate())
+            .flat_map(|(i, s)| {
+                (s.covered.iter())
+                    .filter(move |c| c.0 == source)
+                    .map(move |c| (i, c.1, c.2, c.3))
+            })
+            .collect();
+        let mut at: Option<u64> = None;
+        for &(i, start, end, _) in &parts {
+            let fits = at.unwrap_or(0) == start;
+            if !fits {
+                return Err((
+                    i,
+                    format!(
+                        "its part of DATA source {} starts at byte {start}, where the part before ends at {}",
+                        source + 1,
+                        at.map_or("the start".to_owned(), |a| a.to_string())
+                    ),
+                ));
+            }
+            at = Some(end);
+        }
+        if let Some(&(i, _, end, false)) = parts.last() {
+            return Err((
+                i,
+                format!(
+                    "its part of DATA source {} ends at byte {end}, before the end",
+                    source + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether every typed literal of `dict` comes after its datatype.
 fn datatypes_first(dict: &Dictionary) -> bool {
     (0..dict.len() as u32).all(|i| match dict.get(TermId(i)) {
@@ -551,8 +650,8 @@ mod tests {
                 i % 3
             ));
         }
-        // Compressed, in many blocks of lines; labels again (other nodes: another file).
-        let mut gz = String::new();
+        // Compressed, in many blocks of lines, after a byte-order mark; labels again (other nodes: another file).
+        let mut gz = String::from("\u{feff}");
         for i in 0..8000u64 {
             let noise = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20;
             gz.push_str(&format!("_:b{} <http://e/s> \"{noise:x}\" .\n", i % 29));
@@ -630,12 +729,8 @@ mod tests {
                 }
                 let ranges: Vec<(u64, u64)> =
                     of.iter().map(|p| p.range.expect("a range")).collect();
-                let bom = if text.starts_with(super::super::BOM) {
-                    3
-                } else {
-                    0
-                };
-                assert_eq!(ranges[0].0, bom, "{processes} processes: {ranges:?}");
+                // From the file's start (its byte-order mark skipped as the piece is read).
+                assert_eq!(ranges[0].0, 0, "{processes} processes: {ranges:?}");
                 assert_eq!(ranges.last().unwrap().1, text.len() as u64);
                 for w in ranges.windows(2) {
                     assert_eq!(w[0].1, w[1].0, "contiguous: {ranges:?}");
@@ -647,6 +742,25 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn standard_input_is_process_zeros_and_must_come_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sources = sources(dir.path());
+        let options = LoadOptions::default();
+        sources.insert(0, DataSource::Stdin);
+        let first = pieces(&sources, &options, 2, 0).unwrap();
+        assert_eq!(first[0].source, 0);
+        assert!(
+            pieces(&sources, &options, 2, 1)
+                .unwrap()
+                .iter()
+                .all(|p| p.source != 0)
+        );
+        sources.swap(0, 1);
+        let err = pieces(&sources, &options, 2, 1).unwrap_err().to_string();
+        assert!(err.contains("put - first"), "{err}");
     }
 
     /// Every fact of `store`, as text.
@@ -679,6 +793,25 @@ mod tests {
                 .iter()
                 .map(|(_, s)| Share::decode(&s.encode()).unwrap())
                 .collect();
+            // The cut files are read whole and once; a part read otherwise is named.
+            assert_eq!(tiled(&shares), Ok(()), "{processes} processes");
+            if processes > 1 {
+                let mut gap = Share::decode(&shares[1].encode()).unwrap();
+                for c in &mut gap.covered {
+                    c.1 += 1;
+                }
+                let mut other = shares
+                    .iter()
+                    .map(|s| Share::decode(&s.encode()).unwrap())
+                    .collect::<Vec<_>>();
+                if !gap.covered.is_empty() {
+                    other[1] = gap;
+                    assert!(
+                        matches!(tiled(&other), Err((1, _))),
+                        "{processes} processes"
+                    );
+                }
+            }
             let mut united = Vec::new();
             for (me, (store, _)) in loaded.iter().enumerate() {
                 let u = unite(&shares, me).unwrap().unwrap();
@@ -723,6 +856,7 @@ mod tests {
             prefixes: vec![("e".into(), "http://e.example/".into())],
             rules: vec![[TermId::DEFAULT_GRAPH, a, wk::F_RULE, b]],
             graphs: vec![a],
+            covered: vec![(0, 3, 90, false), (2, 0, 7, true)],
             facts: 7,
         };
         let bytes = share.encode();
