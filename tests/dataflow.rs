@@ -490,6 +490,22 @@ fn materialize_in(
     c
 }
 
+/// A cluster of 2 processes in `dir`, process 1 given `files1`, process 0 `files0` and `-o out0.nq`, process 1
+/// `-o out1.nq`: how each ended (within 2 minutes), after checking that neither wrote its output.
+fn failed_pair(
+    dir: &Path,
+    (files0, files1): (&[String], &[String]),
+) -> Result<(std::process::Output, std::process::Output), Failed> {
+    let hosts = hosts_file(dir);
+    let one = materialize_in(dir, files1, Some((&hosts, 2, 1)), &["-o", "out1.nq"]).spawn()?;
+    let zero = materialize_in(dir, files0, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?;
+    let (zero, one) = (within(zero, 120)?, within(one, 120)?);
+    if dir.join("out0.nq").exists() || dir.join("out1.nq").exists() {
+        return Err("a process wrote its output".into());
+    }
+    Ok((zero, one))
+}
+
 /// Each process of a cluster reads its share of the data; the output is the in-memory engine's, byte for byte.
 fn share_trials(trials: &mut Vec<Trial>) {
     for processes in [2u32, 3] {
@@ -568,14 +584,7 @@ fn share_trials(trials: &mut Vec<Trial>) {
             // The last file, read by process 1, has a syntax error on its line 2.
             fs::write(dir.join("c.ttl"), "@prefix : <http://e/> .\n:a :b .\n")?;
             files.push("c.ttl".into());
-            let hosts = hosts_file(dir);
-            let one =
-                materialize_in(dir, &files, Some((&hosts, 2, 1)), &["-o", "out1.nq"]).spawn()?;
-            let zero = within(
-                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
-                120,
-            )?;
-            let one = within(one, 120)?;
+            let (zero, one) = failed_pair(dir, (&files, &files))?;
             ended(&one, 2, &["c.ttl:2"])?;
             ended(
                 &zero,
@@ -586,9 +595,6 @@ fn share_trials(trials: &mut Vec<Trial>) {
                     "c.ttl",
                 ],
             )?;
-            if dir.join("out0.nq").exists() || dir.join("out1.nq").exists() {
-                return Err("a process wrote its output".into());
-            }
             Ok(())
         },
     ));
@@ -604,26 +610,11 @@ fn share_trials(trials: &mut Vec<Trial>) {
             )?;
             let mut files = shared_data(dir);
             files.insert(0, "rules.ttl".into());
-            let hosts = hosts_file(dir);
-            let one = materialize_in(dir, &files, Some((&hosts, 2, 1)), &[]).spawn()?;
-            let zero = within(
-                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
-                120,
-            )?;
+            let (zero, one) = failed_pair(dir, (&files, &files))?;
             // Process 0 reads the file that holds it; process 1 hears why.
-            ended(
-                &zero,
-                2,
-                &["reasonctl::dataflow::cluster_rule_set", "http://example.org/program", "--rules file"],
-            )?;
-            ended(
-                &within(one, 120)?,
-                2,
-                &["reasonctl::dataflow::cluster_input", "process 0"],
-            )?;
-            if dir.join("out0.nq").exists() {
-                return Err("process 0 wrote its output".into());
-            }
+            let says = ["reasonctl::dataflow::cluster_rule_set", "http://example.org/program"];
+            ended(&zero, 2, &[&says[..], &["--rules file"]].concat())?;
+            ended(&one, 2, &["reasonctl::dataflow::cluster_input", "process 0"])?;
             Ok(())
         },
     ));
@@ -633,21 +624,13 @@ fn share_trials(trials: &mut Vec<Trial>) {
             let tmp = tempfile::tempdir()?;
             let dir = tmp.path();
             let files = shared_data(dir);
-            let hosts = hosts_file(dir);
-            let one = materialize_in(dir, &files[..1], Some((&hosts, 2, 1)), &[]).spawn()?;
-            let zero = within(
-                materialize_in(dir, &files, Some((&hosts, 2, 0)), &["-o", "out0.nq"]).spawn()?,
-                120,
-            )?;
-            for out in [&zero, &within(one, 120)?] {
+            let (zero, one) = failed_pair(dir, (&files, &files[..1]))?;
+            for out in [&zero, &one] {
                 ended(
                     out,
                     2,
                     &["reasonctl::dataflow::cluster_mismatch", "other data files"],
                 )?;
-            }
-            if dir.join("out0.nq").exists() {
-                return Err("process 0 wrote its output".into());
             }
             Ok(())
         },

@@ -737,6 +737,25 @@ fn shown_to<'s, T: Timestamp + Lattice>(
     }
 }
 
+/// How many records `c` holds, broadcast to every worker of every process and kept in `into`; `probe` waits for
+/// it.
+fn counted_everywhere<'s>(
+    c: VecCollection<'s, u64, (), isize>,
+    into: &Arc<std::sync::atomic::AtomicUsize>,
+    probe: &timely::dataflow::ProbeHandle<u64>,
+) {
+    let into = into.clone();
+    c.count()
+        .inner
+        .broadcast()
+        .inspect(move |(((), n), _, diff)| {
+            if *diff > 0 {
+                into.store(*n as usize, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+        .probe_with(probe);
+}
+
 /// Under `--max-facts`: the distinct derived facts this process's workers have made, counted once each (a set
 /// shared by the workers, in shards to spare them waiting on one lock).
 #[derive(Clone)]
@@ -1060,19 +1079,7 @@ pub fn materialize(
                 } else {
                     kept.inner.exchange(|_| 0).inspect(keep).probe()
                 };
-                let exact = exact.clone();
-                flags
-                    .filter(|(_, a)| !a)
-                    .map(|_| ())
-                    .count()
-                    .inner
-                    .broadcast()
-                    .inspect(move |(((), n), _, diff)| {
-                        if *diff > 0 {
-                            exact.store(*n as usize, std::sync::atomic::Ordering::Relaxed);
-                        }
-                    })
-                    .probe_with(&probe);
+                counted_everywhere(flags.filter(|(_, a)| !a).map(|_| ()), &exact, &probe);
                 return (facts_in, unit_in, probe);
             }
             let facts = facts.distinct();
@@ -1086,18 +1093,7 @@ pub fn materialize(
                 // Each worker keeps the facts `distinct` left with it (they are partitioned by hash over every
                 // worker of every process); the cluster's count of them comes to every worker, for --max-facts.
                 let (probe, _) = facts.clone().inner.inspect(keep).probe();
-                let total = total.clone();
-                facts
-                    .map(|_| ())
-                    .count()
-                    .inner
-                    .broadcast()
-                    .inspect(move |(((), n), _, diff)| {
-                        if *diff > 0 {
-                            total.store(*n as usize, std::sync::atomic::Ordering::Relaxed);
-                        }
-                    })
-                    .probe_with(&probe);
+                counted_everywhere(facts.map(|_| ()), &total, &probe);
                 probe
             } else {
                 // Every derived fact goes to worker 0 (of process 0), which alone keeps them.
