@@ -879,7 +879,8 @@ pub fn materialize(
     // With shares of the data: how many derived (not asserted) facts the whole cluster holds, broadcast.
     let exact = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let keep_asserted = settings.keep_asserted;
-    // With shares: how many facts (asserted and derived) the whole cluster holds, broadcast to every worker.
+    // With shares of the output on one process (a cluster's processes flag facts instead, `exact`): how many facts,
+    // asserted and derived, its workers hold together, broadcast to every worker.
     let total = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let shares = settings.shares;
     let timed_out = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -936,41 +937,36 @@ pub fn materialize(
         joined.as_ref().map_or(0, |j| j.sent),
     ));
     // The workers' allocators: this process's threads, and with a cluster the links to the other processes.
-    let (builders, links): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) =
-        match &settings.cluster {
-            None => timely::CommunicationConfig::Process(workers)
-                .try_build()
-                .map_err(|reason| DataflowError::Failed { reason })?,
-            Some(c) => {
-                let links = match joined {
-                    // Connected while loading: the processes check that they compiled one program.
-                    Some(joined) => {
-                        cluster::agree(&joined.links, c.process, program, &store.dict)?;
-                        joined.links
-                    }
-                    None => input::connect(
-                        c,
-                        workers,
-                        cluster::fingerprint(program, &store),
-                        deadline,
-                        settings.timeout,
-                    )?,
-                };
-                let links: Vec<Option<cluster::Counted>> = links
-                    .into_iter()
-                    .map(|l| l.map(|s| cluster::Counted::new(s, sent.clone())))
-                    .collect();
-                let hooks = timely::communication::Hooks::default();
-                let local = ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), None);
-                let (builders, guard) =
-                    initialize_networking_from_sockets(local, links, c.process, workers, hooks)
-                        .map_err(|e| DataflowError::Failed {
-                            reason: e.to_string(),
-                        })?;
-                let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
-                (builders, Box::new(cluster::UnlessLost(Some(guard))))
-            }
-        };
+    let (builders, links): (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>) = match &settings
+        .cluster
+    {
+        None => timely::CommunicationConfig::Process(workers)
+            .try_build()
+            .map_err(|reason| DataflowError::Failed { reason })?,
+        Some(c) => {
+            // Connected while loading (`load_share`): the processes check that they compiled one program.
+            let Some(joined) = joined else {
+                return Err(DataflowError::Failed {
+                    reason: "a cluster's processes load their shares first (load_share)".to_owned(),
+                });
+            };
+            cluster::agree(&joined.links, c.process, program, &store.dict)?;
+            let links = joined.links;
+            let links: Vec<Option<cluster::Counted>> = links
+                .into_iter()
+                .map(|l| l.map(|s| cluster::Counted::new(s, sent.clone())))
+                .collect();
+            let hooks = timely::communication::Hooks::default();
+            let local = ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), None);
+            let (builders, guard) =
+                initialize_networking_from_sockets(local, links, c.process, workers, hooks)
+                    .map_err(|e| DataflowError::Failed {
+                        reason: e.to_string(),
+                    })?;
+            let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+            (builders, Box::new(cluster::UnlessLost(Some(guard))))
+        }
+    };
     cluster::keep_worker_panics();
     let config = timely::WorkerConfig::default();
     let ending = ended.clone();
@@ -1310,7 +1306,7 @@ pub fn materialize(
         overlay.add(g, triples);
     }
     if shares {
-        // The cluster's facts, less the asserted ones (every process holds all of those): the derived ones.
+        // The facts, less the asserted ones (this process holds all of those): the derived ones.
         derived =
             (total.load(std::sync::atomic::Ordering::Relaxed)).saturating_sub(store.quads.len());
     }

@@ -24,7 +24,6 @@ use sha2::Digest;
 
 use super::DataflowError;
 use crate::datalog::Program;
-use crate::store::Store;
 
 /// `--processes P --process I --hosts FILE`: this process's index and every process's `host:port`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,37 +97,6 @@ impl Hello {
                 .to_owned()
         })
     }
-}
-
-/// What every process must agree on when each loaded all the data (a run not joined while loading, as the
-/// library's callers may start one): the dictionary (so that term ids mean the same everywhere), the asserted
-/// quads and the program.
-pub(super) fn fingerprint(program: &Program, store: &Store) -> [u8; 32] {
-    let mut h = sha2::Sha256::new();
-    let d = store.dict.to_parts();
-    for bytes in [&d.terms, &d.namespaces] {
-        h.update((bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    }
-    for starts in [&d.term_starts, &d.namespace_starts] {
-        h.update((starts.len() as u64).to_le_bytes());
-        for s in starts.iter() {
-            h.update(s.to_le_bytes());
-        }
-    }
-    h.update(d.base.to_le_bytes());
-    h.update(d.blank_nodes.to_le_bytes());
-    for (g, index) in store.quads.graphs() {
-        h.update(g.0.to_le_bytes());
-        h.update((index.triples().len() as u64).to_le_bytes());
-        for t in index.triples() {
-            for id in t {
-                h.update(id.0.to_le_bytes());
-            }
-        }
-    }
-    h.update(format!("{:?}", program.rules).as_bytes());
-    h.finalize().into()
 }
 
 /// Over links made while loading shares: checks that every process compiled the same program over the same

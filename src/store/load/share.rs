@@ -19,6 +19,7 @@ use hashbrown::HashMap;
 
 use super::chunks::{self, merge_terms};
 use super::{DataFormat, DataSource, LoadError, LoadOptions, LoadProgress, Loader, open};
+use crate::codec::Codec;
 use crate::store::dictionary::DictionaryParts;
 use crate::store::{Dictionary, LiteralKind, Quad, Store, TermId, TermRef, well_known as wk};
 
@@ -29,9 +30,10 @@ pub struct Piece {
     pub source: usize,
     /// The byte range of the file (a whole line at each end); `None`: the whole source.
     pub range: Option<(u64, u64)>,
-    /// The file is compressed: `range` is where, in its compressed bytes, the blocks of lines this piece takes
-    /// start (every process reading the file decompresses it from the start, and parses only its blocks).
-    pub blocks: bool,
+    /// The file's codec, when it is compressed and cut: `range` is where, in its compressed bytes, the blocks
+    /// of lines this piece takes start (every process reading the file decompresses it from the start, and
+    /// parses only its blocks).
+    pub blocks: Option<Codec>,
 }
 
 /// How a source is cut between processes.
@@ -42,8 +44,8 @@ enum Cut {
     /// Just past line breaks (a plain N-Triples or N-Quads file).
     Lines,
     /// Between blocks of decompressed lines, by where each starts in the compressed file (a compressed
-    /// N-Triples or N-Quads file).
-    Blocks,
+    /// N-Triples or N-Quads file, in this codec).
+    Blocks(Codec),
 }
 
 /// How a source takes part in the cut: its size in bytes, and how it may be cut.
@@ -66,12 +68,14 @@ fn measure(source: &DataSource, options: &LoadOptions) -> Result<(u64, Cut), Loa
         options.format.or_else(|| DataFormat::from_path(path)),
         Some(DataFormat::NTriples | DataFormat::NQuads)
     );
-    let compressed = super::head_codec(&mut file).map_err(unreadable)?.is_some()
-        || crate::codec::Codec::of_path(path).is_some();
-    let cut = match (lines, compressed) {
+    // Compressed: told by its first bytes, else by its extension (as the loader tells it).
+    let codec = super::head_codec(&mut file)
+        .map_err(unreadable)?
+        .or_else(|| Codec::of_path(path));
+    let cut = match (lines, codec) {
         (false, _) => Cut::Whole,
-        (true, false) => Cut::Lines,
-        (true, true) => Cut::Blocks,
+        (true, None) => Cut::Lines,
+        (true, Some(codec)) => Cut::Blocks(codec),
     };
     Ok((metadata.len(), cut))
 }
@@ -130,9 +134,9 @@ pub fn pieces(
                 pieces.push(Piece {
                     source: i,
                     range: None,
-                    blocks: false,
+                    blocks: None,
                 });
-            } else if cut == Cut::Blocks {
+            } else if let Cut::Blocks(codec) = cut {
                 // Blocks that start in this process's run, the first process's from the file's start, the last
                 // one's to its end.
                 let from = if process == first {
@@ -148,7 +152,7 @@ pub fn pieces(
                 pieces.push(Piece {
                     source: i,
                     range: Some((from, to)),
-                    blocks: true,
+                    blocks: Some(codec),
                 });
             } else if let DataSource::File(path) = source {
                 let range = cut_range(path, len, offset, (first, last, process), run_start)
@@ -160,7 +164,7 @@ pub fn pieces(
                     pieces.push(Piece {
                         source: i,
                         range: Some(range),
-                        blocks: false,
+                        blocks: None,
                     });
                 }
             }
@@ -231,11 +235,7 @@ impl Loader {
         let name = path.display().to_string();
         self.lenient = options.lenient;
         self.labels.get_or_insert_with(Vec::new);
-        let loaded = if piece.blocks {
-            let codec = super::head_codec(&mut file)
-                .map_err(unreadable)?
-                .or_else(|| crate::codec::Codec::of_path(path))
-                .ok_or_else(|| unreadable(io::Error::other("not compressed")))?;
+        let loaded = if let Some(codec) = piece.blocks {
             drop(file);
             let blocks = (SHARE_BLOCK, Some((start, end)));
             self.load_compressed_lines(path, &name, (format, codec), blocks, progress)
@@ -290,7 +290,7 @@ pub fn load(
         let source = piece.source as u32;
         labels.extend((loader.take_labels().into_iter()).map(|(n, label)| (n, source, label)));
         match (piece.range, &sources[piece.source]) {
-            (Some(_), _) if piece.blocks => {
+            (Some(_), _) if piece.blocks.is_some() => {
                 if let Some((from, to, end)) = loader.covered.take() {
                     covered.push((source, from, to, end));
                 }
@@ -711,7 +711,7 @@ mod tests {
                     let whole = Piece {
                         source,
                         range: None,
-                        blocks: false,
+                        blocks: None,
                     };
                     assert_eq!(of, [&whole], "{processes} processes");
                     continue;
@@ -719,7 +719,7 @@ mod tests {
                 if source == 3 && of.len() > 1 {
                     // A compressed file: block starts from 0 to its end, run after run.
                     let ranges: Vec<(u64, u64)> = of.iter().map(|p| p.range.unwrap()).collect();
-                    assert!(of.iter().all(|p| p.blocks));
+                    assert!(of.iter().all(|p| p.blocks.is_some()));
                     assert_eq!((ranges[0].0, ranges.last().unwrap().1), (0, u64::MAX));
                     assert!(ranges.windows(2).all(|w| w[0].1 == w[1].0), "{ranges:?}");
                     continue;
