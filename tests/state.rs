@@ -1036,6 +1036,72 @@ fn change_sets_apply_to_a_state_without_its_data_and_are_recorded() {
 }
 
 #[test]
+fn a_change_set_read_apart_from_the_state_numbers_terms_of_every_kind_as_a_fresh_run_does() {
+    // The change set is read while the state opens, into a dictionary of its own, and its terms are numbered in
+    // the state's after: terms the state holds, new IRIs, blank nodes (new ones, in both files), literals of a
+    // new datatype and language, and a triple term must come out as a run from scratch over the changed data
+    // writes them.
+    let dir = folder();
+    save(dir.path());
+    fs::write(
+        dir.path().join("minus.nt"),
+        "<http://example.org/c> <http://example.org/p> <http://example.org/d> .
+         _:x <http://example.org/p> <http://example.org/a> .
+",
+    )
+    .unwrap();
+    let plus = "_:n1 <http://example.org/p> <http://example.org/a> .
+                <http://example.org/d> <http://example.org/p> _:n1 .
+                _:n2 <http://example.org/p> \"7\"^^<http://example.org/myType> .
+                <http://example.org/new> <http://example.org/p> \"chat\"@fr .
+                <http://example.org/r> <http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies> <<( <http://example.org/a> <http://example.org/p> _:n2 )>> .
+";
+    fs::write(dir.path().join("plus.nt"), plus).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--remove",
+            "minus.nt",
+            "--add",
+            "plus.nt",
+            "--format",
+            "nquads",
+            "--stats",
+            "s.json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json(dir.path(), "s.json")["mode"], "incremental");
+    // The changed data: DATA without `c p d`, with plus.nt's facts.
+    fs::write(
+        dir.path().join("data.trig"),
+        "@prefix ex: <http://example.org/> .
+         ex:a ex:p ex:b . ex:b ex:p ex:c .
+         ex:g { ex:a ex:q ex:z . }
+",
+    )
+    .unwrap();
+    let fresh = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "plus.nt",
+            "--rules",
+            "rules.rq",
+            "--format",
+            "nquads",
+        ],
+    );
+    assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
+    assert!(stdout(&fresh).contains("\"chat\"@fr"), "{}", stdout(&fresh));
+    assert_eq!(stdout(&out), stdout(&fresh));
+}
+
+#[test]
 fn other_rules_or_options_derive_again_from_scratch_and_a_change_set_under_them_is_refused() {
     let dir = folder();
     save(dir.path());

@@ -20,7 +20,7 @@ use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateErr
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
 use crate::store::overlay::sorted_quads;
-use crate::store::{Quad, QuadStore, Store, TermId, well_known};
+use crate::store::{Dictionary, Quad, QuadStore, Store, TermId, well_known};
 
 /// Where a command's facts came from.
 #[derive(Debug, PartialEq, Eq)]
@@ -562,29 +562,53 @@ fn effective(
 /// Asserted facts removed and added, each sorted.
 pub(super) type Changes = (Vec<Quad>, Vec<Quad>);
 
-/// The state's asserted facts with a change set applied: the facts of the `--remove` files taken out, then those
-/// of the `--add` files put in (read into the state's dictionary). The new store keeps the state's prefixes; the
-/// old asserted facts and the change (removed, added; sorted) come with it.
-fn apply(
-    store: Store,
+/// A change set's files, read apart from the state (while it opens): the store the `--remove` files make and the
+/// one the `--add` files make, each over a dictionary of its own.
+type ReadChange = (Store, Store);
+
+/// Reads a change set's files: the `--remove` files, and the `--add` files, each into a dictionary of its own.
+fn read_change(
     change: &ChangeSet,
     load: &LoadOptions,
     progress: &Progress,
+) -> Result<ReadChange, Failure> {
+    let files = |paths: &[std::path::PathBuf]| -> Vec<DataSource> {
+        paths.iter().cloned().map(DataSource::File).collect()
+    };
+    let removed = load::load_into(Dictionary::new(), &files(&change.remove), load, progress)?;
+    let added = load::load_into(Dictionary::new(), &files(&change.add), load, progress)?;
+    Ok((removed, added))
+}
+
+/// The state's asserted facts with a change set applied: the facts of the `--remove` files taken out (those the
+/// state's dictionary can name: a term it lacks, or a blank node of the file, is in no fact it holds), then those
+/// of the `--add` files put in, their terms numbered in the state's dictionary. The new store keeps the state's
+/// prefixes; the old asserted facts and the change (removed, added; sorted) come with it.
+fn apply(
+    store: Store,
+    (removed, added): ReadChange,
 ) -> Result<(Store, QuadStore, Changes), Failure> {
     let Store {
-        dict,
+        mut dict,
         quads: old,
         prefixes,
         ..
     } = store;
-    let files = |paths: &[std::path::PathBuf]| -> Vec<DataSource> {
-        paths.iter().cloned().map(DataSource::File).collect()
-    };
-    let removed = load::load_into(dict, &files(&change.remove), load, progress)?;
-    let added = load::load_into(removed.dict, &files(&change.add), load, progress)?;
+    let held = dict.ids_of(&removed.dict);
+    let mut minus: Vec<Quad> = (removed.quads.quads())
+        .filter_map(|q| {
+            let [g, s, p, o] = q.map(|t| held[t.index()]);
+            Some([g?, s?, p?, o?])
+        })
+        .collect();
+    minus.sort_unstable();
+    let ids = load::import(&mut dict, &added.dict, "the change set")?;
+    let mut plus: Vec<Quad> = (added.quads.quads())
+        .map(|q| q.map(|t| ids[t.index()]))
+        .collect();
+    plus.sort_unstable();
     // Removed, then added: a fact in both files stays; facts not held are not removed, held ones not added.
-    let plus: Vec<Quad> = added.quads.quads().collect();
-    let gone: Vec<Quad> = (removed.quads.quads())
+    let gone: Vec<Quad> = (minus.into_iter())
         .filter(|q| old.contains(*q) && plus.binary_search(q).is_err())
         .collect();
     let new: Vec<Quad> = plus.into_iter().filter(|q| !old.contains(*q)).collect();
@@ -595,7 +619,7 @@ fn apply(
     load::add_prefixes(&mut prefixes, added.prefixes);
     Ok((
         Store {
-            dict: added.dict,
+            dict,
             quads,
             prefixes,
             graphs_elsewhere: Vec::new(),
@@ -640,11 +664,30 @@ fn load_changed(
     old_store: Store,
     (dir, manifest): (&Path, &Manifest),
     (sources, change, given_inputs): (&[DataSource], &ChangeSet, Vec<Input>),
-    (load_options, load, settings): (&LoadOptions, &LoadOptions, &ReasoningSettings),
+    read: Option<ReadChange>,
+    (load, settings): (&LoadOptions, &ReasoningSettings),
     progress: &Progress,
 ) -> Result<Loaded, Failure> {
     let mut lines_compared = None;
-    let (store, old_asserted, asserted, record) = if change.is_empty() {
+    let (store, old_asserted, asserted, record) = if let Some(read) = read {
+        let (store, old_asserted, asserted) = apply(old_store, read)?;
+        let mut changes = manifest.changes.clone();
+        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
+            for p in paths {
+                changes.push(Change {
+                    added,
+                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
+                });
+            }
+        }
+        let record = Record {
+            inputs: manifest.inputs.clone(),
+            changes,
+            options: options(load, settings),
+            lines: None,
+        };
+        (store, old_asserted, asserted, record)
+    } else {
         let Store {
             dict,
             quads: old_asserted,
@@ -695,28 +738,6 @@ fn load_changed(
             changes: Vec::new(),
             options: options(load, settings),
             lines: Some(lines),
-        };
-        (store, old_asserted, asserted, record)
-    } else {
-        let change_load = LoadOptions {
-            format: load_options.format,
-            ..load.clone()
-        };
-        let (store, old_asserted, asserted) = apply(old_store, change, &change_load, progress)?;
-        let mut changes = manifest.changes.clone();
-        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
-            for p in paths {
-                changes.push(Change {
-                    added,
-                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
-                });
-            }
-        }
-        let record = Record {
-            inputs: manifest.inputs.clone(),
-            changes,
-            options: options(load, settings),
-            lines: None,
         };
         (store, old_asserted, asserted, record)
     };
@@ -781,8 +802,26 @@ pub(super) fn update(
             differs: differs.join("; "),
         }));
     }
-    // The data files, hashed once, while the state is opened (a dump's hash is a sequential pass over it).
-    let (opened, given_inputs) = rayon::join(|| from_state(dir, progress), || inputs(sources));
+    // While the state is opened: the data files hashed (a dump's hash is a sequential pass over it), or the change
+    // set read (its terms are numbered in the state's dictionary after). The change set's progress shows.
+    let change_load = LoadOptions {
+        format: load_options.format,
+        ..effective(load_options, reasoning, &manifest, &[]).0
+    };
+    let hidden = Progress::new(true);
+    let (opened, (given_inputs, read)) = rayon::join(
+        || from_state(dir, if change.is_empty() { progress } else { &hidden }),
+        || {
+            rayon::join(
+                || inputs(sources),
+                || {
+                    (!change.is_empty())
+                        .then(|| read_change(change, &change_load, progress))
+                        .transpose()
+                },
+            )
+        },
+    );
     let given_inputs = given_inputs?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
@@ -829,6 +868,7 @@ pub(super) fn update(
         });
     }
     let (old_store, old, _, _, files) = opened?;
+    let read = read?;
     lap("open", &mut times);
     let counts = old_store.dict.counts();
     let (load, settings) = effective(load_options, reasoning, &manifest, &old.texts);
@@ -838,7 +878,8 @@ pub(super) fn update(
         old_store,
         (dir, &manifest),
         (sources, change, given_inputs),
-        (load_options, &load, &settings),
+        read,
+        (&load, &settings),
         progress,
     )?;
     lap("load", &mut times);

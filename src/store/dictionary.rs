@@ -498,6 +498,50 @@ impl Dictionary {
         self.terms.get(&key).map(|i| TermId(self.base + i))
     }
 
+    /// The id here of each of `other`'s terms, in `other`'s order, where this dictionary holds the term. A blank
+    /// node of `other` is never held: read apart, it is another node. (A literal's datatype and a triple term's
+    /// parts are numbered before it in `other`, as the loader interns them; one that is not is not held.)
+    pub fn ids_of(&self, other: &Dictionary) -> Vec<Option<TermId>> {
+        let mut ids: Vec<Option<TermId>> = Vec::with_capacity(other.len());
+        for i in 0..other.len() as u32 {
+            let id = match other.get(TermId(other.base + i)) {
+                TermRef::DefaultGraph => Some(TermId::DEFAULT_GRAPH),
+                TermRef::Iri(iri) => {
+                    let ns_id = self.namespaces.get(iri.ns.as_bytes());
+                    ns_id.and_then(|ns_id| {
+                        let mut key = Vec::with_capacity(5 + iri.local.len());
+                        key.push(TAG_IRI);
+                        key.extend_from_slice(&ns_id.to_le_bytes());
+                        key.extend_from_slice(iri.local.as_bytes());
+                        self.terms.get(&key).map(|i| TermId(self.base + i))
+                    })
+                }
+                TermRef::Blank(_) => None,
+                TermRef::Literal { lexical, kind } => match kind {
+                    LiteralKind::Typed(dt) => (ids.get(dt.0.wrapping_sub(other.base) as usize))
+                        .copied()
+                        .flatten()
+                        .and_then(|dt| self.lookup_literal(lexical, LiteralKind::Typed(dt))),
+                    kind => self.lookup_literal(lexical, kind),
+                },
+                TermRef::Triple(t) => {
+                    // A part is numbered before the triple term (as the loader interns them).
+                    let part = |t: TermId| {
+                        (ids.get(t.0.wrapping_sub(other.base) as usize))
+                            .copied()
+                            .flatten()
+                    };
+                    match t.map(part) {
+                        [Some(s), Some(p), Some(o)] => self.lookup_triple([s, p, o]),
+                        _ => None,
+                    }
+                }
+            };
+            ids.push(id);
+        }
+        ids
+    }
+
     /// Whether some IRI the dictionary holds splits at `ns` (an IRI of that namespace can be in it).
     pub fn holds_namespace(&self, ns: &str) -> bool {
         self.namespaces.get(ns.as_bytes()).is_some()
@@ -920,6 +964,37 @@ mod tests {
         // Nothing added: an empty tail.
         let empty = dict.tail_since(dict.counts());
         assert!(empty.terms.is_empty() && empty.term_starts.is_empty());
+    }
+
+    #[test]
+    fn ids_of_another_dictionary_name_the_terms_held_here_and_never_its_blank_nodes() {
+        let mut here = Dictionary::new();
+        let [a, p] = ["http://e.example/a", "http://e.example/p"].map(|i| here.intern_iri(i));
+        let dt = here.intern_iri("http://e.example/dt");
+        let typed = here.intern_literal("1", LiteralKind::Typed(dt));
+        let triple = here.intern_triple([a, p, typed]);
+        let mut other = Dictionary::new();
+        let b = other.new_blank_node();
+        let o_a = other.intern_iri("http://e.example/a");
+        let o_new = other.intern_iri("http://e.example/new");
+        let o_p = other.intern_iri("http://e.example/p");
+        let o_dt = other.intern_iri("http://e.example/dt");
+        let o_typed = other.intern_literal("1", LiteralKind::Typed(o_dt));
+        let o_other_dt = other.intern_iri("http://e.example/other");
+        let o_unheld = other.intern_literal("1", LiteralKind::Typed(o_other_dt));
+        let o_triple = other.intern_triple([o_a, o_p, o_typed]);
+        let o_with_blank = other.intern_triple([b, o_p, o_a]);
+        let ids = here.ids_of(&other);
+        assert_eq!(ids.len(), other.len());
+        let id = |t: TermId| ids[t.index()];
+        assert_eq!(id(TermId::DEFAULT_GRAPH), Some(TermId::DEFAULT_GRAPH));
+        assert_eq!(id(b), None);
+        assert_eq!([id(o_a), id(o_p), id(o_dt)], [Some(a), Some(p), Some(dt)]);
+        assert_eq!([id(o_new), id(o_other_dt), id(o_unheld)], [None; 3]);
+        assert_eq!([id(o_typed), id(o_triple)], [Some(typed), Some(triple)]);
+        assert_eq!(id(o_with_blank), None);
+        // Looking up interns nothing.
+        assert_eq!(here.len(), Dictionary::new().len() + 5);
     }
 
     #[test]

@@ -334,6 +334,17 @@ pub fn add_prefixes(
     }
 }
 
+/// The terms of `local` (the dictionary a change set was read into, apart from a state's) interned into `dict`
+/// in `local`'s order, so they are numbered as reading the change set into `dict` numbers them; each blank node
+/// is a new one. The id in `dict` of each of `local`'s terms.
+pub fn import(
+    dict: &mut Dictionary,
+    local: &Dictionary,
+    name: &str,
+) -> Result<Vec<TermId>, LoadError> {
+    chunks::merge_terms(dict, name, local, &mut |dict, _| dict.new_blank_node())
+}
+
 /// [`load`] into an existing dictionary (a saved state's).
 pub fn load_into(
     dict: Dictionary,

@@ -354,40 +354,54 @@ pub fn patch_permuted(
         ins.push(i as u32);
         from = i;
     }
-    // SPO: the kept triples in blocks, the added ones between them; where each added one lands.
-    let mut out: Vec<Triple> = Vec::with_capacity(spo.len() + added.len() - removed.len());
-    let mut placed = Vec::with_capacity(added.len());
-    let (mut g, mut a, mut at) = (0, 0, 0);
-    loop {
-        let next_gone = gone.get(g).map_or(spo.len(), |&i| i as usize);
-        let next_ins = ins.get(a).map_or(spo.len(), |&i| i as usize);
-        let next = next_gone.min(next_ins);
-        out.extend_from_slice(&spo[at..next]);
-        at = next;
-        if a < ins.len() && next_ins == next {
-            placed.push(out.len() as u32);
-            out.push(added[a]);
-            a += 1;
-        } else if g < gone.len() {
-            g += 1;
-            at += 1;
-        } else {
-            break;
+    // Where each added triple lands in the new SPO array: its old place, less the removed triples before it, plus
+    // the added ones before it. So the new SPO array and the two permutations are built side by side.
+    let mut placed: Vec<u32> = Vec::with_capacity(added.len());
+    let mut below = 0;
+    for (a, &k) in ins.iter().enumerate() {
+        while below < gone.len() && gone[below] < k {
+            below += 1;
         }
+        placed.push(k - below as u32 + a as u32);
     }
-    let renumber = Renumber::new(spo.len(), &gone, ins);
+    // SPO: the kept triples in blocks, the added ones between them (an added triple goes before a removed one at
+    // its place).
+    let merge = || {
+        let mut out: Vec<Triple> = Vec::with_capacity(spo.len() + added.len() - removed.len());
+        let (mut g, mut a, mut at) = (0, 0, 0);
+        loop {
+            let next_gone = gone.get(g).map_or(spo.len(), |&i| i as usize);
+            let next_ins = ins.get(a).map_or(spo.len(), |&i| i as usize);
+            let next = next_gone.min(next_ins);
+            out.extend_from_slice(&spo[at..next]);
+            at = next;
+            if a < ins.len() && next_ins == next {
+                debug_assert_eq!(placed[a] as usize, out.len());
+                out.push(added[a]);
+                a += 1;
+            } else if g < gone.len() {
+                g += 1;
+                at += 1;
+            } else {
+                break;
+            }
+        }
+        out
+    };
+    let renumber = Renumber::new(spo.len(), &gone, ins.clone());
     let remap = |order: &[u32], perm: Perm| -> Option<Vec<u32>> {
         if order.len() != spo.len() || order.iter().any(|&i| i as usize >= spo.len()) {
             return None;
         }
         let key = |t: &Triple| perm.to_key(*t);
-        let mut fresh = placed.clone();
-        fresh.sort_unstable_by_key(|&f| key(&out[f as usize]));
-        let mut merged = Vec::with_capacity(out.len());
+        let mut fresh: Vec<(u32, Triple)> =
+            placed.iter().copied().zip(added.iter().copied()).collect();
+        fresh.sort_unstable_by_key(|(_, t)| key(t));
+        let mut merged = Vec::with_capacity(spo.len() + added.len() - removed.len());
         let mut from = 0;
-        for f in fresh {
+        for (f, t) in fresh {
             // Before the first old triple above it in this order (no old triple equals it).
-            let k = key(&out[f as usize]);
+            let k = key(&t);
             let to = from + gallop(&order[from..], |&i| key(&spo[i as usize]) < k);
             merged.extend(order[from..to].iter().filter_map(|&i| renumber.get(i)));
             merged.push(f);
@@ -396,7 +410,9 @@ pub fn patch_permuted(
         merged.extend(order[from..].iter().filter_map(|&i| renumber.get(i)));
         Some(merged)
     };
-    let (pos, osp) = rayon::join(|| remap(pos, Perm::Pos), || remap(osp, Perm::Osp));
+    let (out, (pos, osp)) = rayon::join(merge, || {
+        rayon::join(|| remap(pos, Perm::Pos), || remap(osp, Perm::Osp))
+    });
     Some((out, pos?, osp?))
 }
 
