@@ -1040,22 +1040,21 @@ fn a_change_set_read_apart_from_the_state_numbers_terms_of_every_kind_as_a_fresh
     // The change set is read while the state opens, into a dictionary of its own, and its terms are numbered in
     // the state's after: terms the state holds, new IRIs, blank nodes (new ones, in both files), literals of a
     // new datatype and language, and a triple term must come out as a run from scratch over the changed data
-    // writes them.
+    // writes them (the asserted facts included).
     let dir = folder();
     save(dir.path());
     fs::write(
         dir.path().join("minus.nt"),
-        "<http://example.org/c> <http://example.org/p> <http://example.org/d> .
-         _:x <http://example.org/p> <http://example.org/a> .
-",
+        "<http://example.org/c> <http://example.org/p> <http://example.org/d> .\n\
+         _:x <http://example.org/p> <http://example.org/a> .\n",
     )
     .unwrap();
-    let plus = "_:n1 <http://example.org/p> <http://example.org/a> .
-                <http://example.org/d> <http://example.org/p> _:n1 .
-                _:n2 <http://example.org/p> \"7\"^^<http://example.org/myType> .
-                <http://example.org/new> <http://example.org/p> \"chat\"@fr .
-                <http://example.org/r> <http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies> <<( <http://example.org/a> <http://example.org/p> _:n2 )>> .
-";
+    let plus = "_:n1 <http://example.org/p> <http://example.org/a> .\n\
+                <http://example.org/d> <http://example.org/p> _:n1 .\n\
+                _:n2 <http://example.org/p> \"7\"^^<http://example.org/myType> .\n\
+                <http://example.org/new> <http://example.org/p> \"chat\"@fr .\n\
+                <http://example.org/r> <http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies> \
+                <<( <http://example.org/a> <http://example.org/p> _:n2 )>> .\n";
     fs::write(dir.path().join("plus.nt"), plus).unwrap();
     let out = run(
         dir.path(),
@@ -1067,6 +1066,7 @@ fn a_change_set_read_apart_from_the_state_numbers_terms_of_every_kind_as_a_fresh
             "minus.nt",
             "--add",
             "plus.nt",
+            "--include-asserted",
             "--format",
             "nquads",
             "--stats",
@@ -1092,12 +1092,18 @@ fn a_change_set_read_apart_from_the_state_numbers_terms_of_every_kind_as_a_fresh
             "plus.nt",
             "--rules",
             "rules.rq",
+            "--include-asserted",
             "--format",
             "nquads",
         ],
     );
     assert_eq!(fresh.status.code(), Some(0), "{}", stderr(&fresh));
-    assert!(stdout(&fresh).contains("\"chat\"@fr"), "{}", stdout(&fresh));
+    // Asserted facts included: the triple term and the blank nodes of the added file are compared too.
+    let text = stdout(&fresh);
+    assert!(
+        text.contains("\"chat\"@fr") && text.contains("<<( "),
+        "{text}"
+    );
     assert_eq!(stdout(&out), stdout(&fresh));
 }
 
