@@ -35,11 +35,11 @@ fn main() {
     let data = lubm_gen::cached(10);
     let data = data.to_str().unwrap();
     let mut targets = vec![("disk", lubm_gen::data_dir().join("provenance-out.nq"))];
+    let shm = Path::new("/dev/shm").join(format!("reasonctl-provenance-{}.nq", std::process::id()));
+    // The tmpfs copy holds memory while it exists: removed however the bench ends.
+    let _removed = Removed(shm.clone());
     if Path::new("/dev/shm").is_dir() {
-        targets.push((
-            "tmpfs",
-            Path::new("/dev/shm").join(format!("reasonctl-provenance-{}.nq", std::process::id())),
-        ));
+        targets.push(("tmpfs", shm));
     }
     println!(
         "{:<8} {:<6} {:<22} {:>8} {:>8} {:>9} {:>10} {:>10} {:>10}",
@@ -96,10 +96,13 @@ fn main() {
             }
         }
     }
-    // The tmpfs copy holds memory while it exists.
-    for (to, out) in &targets {
-        if *to == "tmpfs" {
-            let _ = std::fs::remove_file(out);
-        }
+}
+
+/// A file removed when this is dropped (a panic included).
+struct Removed(std::path::PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

@@ -587,6 +587,7 @@ fn read_change(
 fn apply(
     store: Store,
     (removed, added): ReadChange,
+    names: &[String],
 ) -> Result<(Store, QuadStore, Changes), Failure> {
     let Store {
         mut dict,
@@ -602,7 +603,7 @@ fn apply(
         })
         .collect();
     minus.sort_unstable();
-    let ids = load::import(&mut dict, &added.dict, "the change set")?;
+    let ids = load::import(&mut dict, &added.dict, &names.join(", "))?;
     let mut plus: Vec<Quad> = (added.quads.quads())
         .map(|q| q.map(|t| ids[t.index()]))
         .collect();
@@ -670,7 +671,10 @@ fn load_changed(
 ) -> Result<Loaded, Failure> {
     let mut lines_compared = None;
     let (store, old_asserted, asserted, record) = if let Some(read) = read {
-        let (store, old_asserted, asserted) = apply(old_store, read)?;
+        let names: Vec<String> = (change.add.iter())
+            .map(|p| p.display().to_string())
+            .collect();
+        let (store, old_asserted, asserted) = apply(old_store, read, &names)?;
         let mut changes = manifest.changes.clone();
         for (paths, added) in [(&change.remove, false), (&change.add, true)] {
             for p in paths {
@@ -803,25 +807,29 @@ pub(super) fn update(
         }));
     }
     // While the state is opened: the data files hashed (a dump's hash is a sequential pass over it), or the change
-    // set read (its terms are numbered in the state's dictionary after). The change set's progress shows.
+    // set read (its terms are numbered in the state's dictionary after). The change set's progress shows. It is
+    // read on a thread of its own, not a rayon worker: a compressed file's reader waits for parsing that it hands
+    // to the pool, which a worker blocked in that wait could never run with `--threads 1`.
     let change_load = LoadOptions {
         format: load_options.format,
         ..effective(load_options, reasoning, &manifest, &[]).0
     };
     let hidden = Progress::new(true);
-    let (opened, (given_inputs, read)) = rayon::join(
-        || from_state(dir, if change.is_empty() { progress } else { &hidden }),
-        || {
-            rayon::join(
-                || inputs(sources),
-                || {
-                    (!change.is_empty())
-                        .then(|| read_change(change, &change_load, progress))
-                        .transpose()
-                },
-            )
-        },
-    );
+    let (opened, given_inputs, read) = std::thread::scope(|scope| {
+        let reading = (!change.is_empty())
+            .then(|| scope.spawn(|| read_change(change, &change_load, progress)));
+        let (opened, given_inputs) = rayon::join(
+            || from_state(dir, if change.is_empty() { progress } else { &hidden }),
+            || inputs(sources),
+        );
+        let read = reading
+            .map(|r| {
+                r.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .transpose();
+        (opened, given_inputs, read)
+    });
     let given_inputs = given_inputs?;
     let same_data = change.is_empty()
         && manifest.changes.is_empty()
