@@ -815,9 +815,17 @@ pub(super) fn update(
         ..effective(load_options, reasoning, &manifest, &[]).0
     };
     let hidden = Progress::new(true);
+    // The state's opening shows, then the change set's load bar, then the opening again if it is not done.
+    let opening = format!("opening the state {}", dir.display());
     let (opened, given_inputs, read) = std::thread::scope(|scope| {
-        let reading = (!change.is_empty())
-            .then(|| scope.spawn(|| read_change(change, &change_load, progress)));
+        let reading = (!change.is_empty()).then(|| {
+            progress.message(&opening);
+            scope.spawn(|| {
+                let read = read_change(change, &change_load, progress);
+                progress.message(&opening);
+                read
+            })
+        });
         let (opened, given_inputs) = rayon::join(
             || from_state(dir, if change.is_empty() { progress } else { &hidden }),
             || inputs(sources),
@@ -828,6 +836,9 @@ pub(super) fn update(
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .transpose();
+        if !change.is_empty() {
+            progress.clear();
+        }
         (opened, given_inputs, read)
     });
     let given_inputs = given_inputs?;
