@@ -563,10 +563,11 @@ fn effective(
 pub(super) type Changes = (Vec<Quad>, Vec<Quad>);
 
 /// A change set's files, read apart from the state (while it opens): the store the `--remove` files make and the
-/// one the `--add` files make, each over a dictionary of its own.
-type ReadChange = (Store, Store);
+/// one the `--add` files make, each over a dictionary of its own; each file's record for the manifest.
+type ReadChange = (Store, Store, Vec<Change>);
 
-/// Reads a change set's files: the `--remove` files, and the `--add` files, each into a dictionary of its own.
+/// Reads a change set's files: the `--remove` files, and the `--add` files, each into a dictionary of its own,
+/// and hashes each for its record.
 fn read_change(
     change: &ChangeSet,
     load: &LoadOptions,
@@ -577,7 +578,13 @@ fn read_change(
     };
     let removed = load::load_into(Dictionary::new(), &files(&change.remove), load, progress)?;
     let added = load::load_into(Dictionary::new(), &files(&change.add), load, progress)?;
-    Ok((removed, added))
+    let mut records = Vec::new();
+    for (paths, added) in [(&change.remove, false), (&change.add, true)] {
+        for input in inputs(&files(paths))? {
+            records.push(Change { added, input });
+        }
+    }
+    Ok((removed, added, records))
 }
 
 /// The state's asserted facts with a change set applied: the facts of the `--remove` files taken out (those the
@@ -586,7 +593,7 @@ fn read_change(
 /// prefixes; the old asserted facts and the change (removed, added; sorted) come with it.
 fn apply(
     store: Store,
-    (removed, added): ReadChange,
+    (removed, added): (Store, Store),
     names: &[String],
 ) -> Result<(Store, QuadStore, Changes), Failure> {
     let Store {
@@ -674,16 +681,10 @@ fn load_changed(
         let names: Vec<String> = (change.add.iter())
             .map(|p| p.display().to_string())
             .collect();
-        let (store, old_asserted, asserted) = apply(old_store, read, &names)?;
+        let (removed, added, records) = read;
+        let (store, old_asserted, asserted) = apply(old_store, (removed, added), &names)?;
         let mut changes = manifest.changes.clone();
-        for (paths, added) in [(&change.remove, false), (&change.add, true)] {
-            for p in paths {
-                changes.push(Change {
-                    added,
-                    input: inputs(&[DataSource::File(p.clone())])?.remove(0),
-                });
-            }
-        }
+        changes.extend(records);
         let record = Record {
             inputs: manifest.inputs.clone(),
             changes,

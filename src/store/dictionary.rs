@@ -490,6 +490,11 @@ impl Dictionary {
     /// The id of an IRI, if the dictionary has seen it.
     pub fn lookup_iri(&self, iri: &str) -> Option<TermId> {
         let (ns, local) = split_iri(iri);
+        self.lookup_iri_parts(ns, local)
+    }
+
+    /// The id of an IRI given as the two parts [`Iri`] holds, if the dictionary has seen it.
+    fn lookup_iri_parts(&self, ns: &str, local: &str) -> Option<TermId> {
         let ns_id = self.namespaces.get(ns.as_bytes())?;
         let mut key = Vec::with_capacity(5 + local.len());
         key.push(TAG_IRI);
@@ -506,16 +511,7 @@ impl Dictionary {
         for i in 0..other.len() as u32 {
             let id = match other.get(TermId(other.base + i)) {
                 TermRef::DefaultGraph => Some(TermId::DEFAULT_GRAPH),
-                TermRef::Iri(iri) => {
-                    let ns_id = self.namespaces.get(iri.ns.as_bytes());
-                    ns_id.and_then(|ns_id| {
-                        let mut key = Vec::with_capacity(5 + iri.local.len());
-                        key.push(TAG_IRI);
-                        key.extend_from_slice(&ns_id.to_le_bytes());
-                        key.extend_from_slice(iri.local.as_bytes());
-                        self.terms.get(&key).map(|i| TermId(self.base + i))
-                    })
-                }
+                TermRef::Iri(iri) => self.lookup_iri_parts(iri.ns, iri.local),
                 TermRef::Blank(_) => None,
                 TermRef::Literal { lexical, kind } => match kind {
                     LiteralKind::Typed(dt) => (ids.get(dt.0.wrapping_sub(other.base) as usize))
