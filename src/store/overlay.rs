@@ -408,6 +408,13 @@ impl Overlay {
             .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
     }
 
+    /// Each run of a graph's facts (SPO-sorted) with its [`Fences`] (each built on first use).
+    pub fn fenced_runs_of(&self, graph: TermId) -> impl Iterator<Item = (&[Triple], &Fences)> {
+        self.graph(graph)
+            .into_iter()
+            .flat_map(|g| g.runs.iter().map(|r| (r.spo.as_slice(), &r.fences)))
+    }
+
     /// Builds every run's POS and OSP orders not built yet (runs in parallel), as reading them would.
     pub fn build_orders(&self) {
         use rayon::prelude::*;

@@ -75,6 +75,19 @@ pub fn prefix_range<T>(
     fenced_range(keys, key_of, || &[], prefix, len)
 }
 
+/// Asks for the cache line of `at` to be loaded, without waiting for it.
+#[inline]
+pub(crate) fn prefetch<T>(at: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults, and `at` is a valid reference besides.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(at).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
+}
+
 /// Keys between two fence posts: a fence holds the key of every `FENCE`-th position of a sorted order.
 pub const FENCE: usize = 32;
 
@@ -640,6 +653,11 @@ impl TripleIndex {
     /// All triples in SPO order.
     pub fn triples(&self) -> &[Triple] {
         &self.spo
+    }
+
+    /// The SPO order's [`fence`] (built on first use).
+    pub fn spo_fence(&self) -> &[[TermId; 3]] {
+        self.fences.of(Perm::Spo, &self.spo, None)
     }
 
     /// Heap bytes held.

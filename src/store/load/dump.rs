@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use super::chunks::{self, quads_of_lines, read_runs};
 use super::{DataFormat, LoadError, LoadOptions, LoadProgress, Loader, open};
+use crate::store::quads::prefetch;
 use crate::store::{Quad, QuadStore, TermId, Triple};
 
 /// The hash of a line's text, without its line break (and the carriage return of a CR LF one): XXH3, 128 bits,
@@ -169,19 +170,6 @@ impl<'a> Directory<'a> {
 
 /// Lines looked up together (see [`scan_range`]).
 const BATCH: usize = 16;
-
-/// Asks for the cache line of `at` to be loaded, without waiting for it.
-#[inline]
-fn prefetch<T>(at: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint that never faults, and `at` is a valid reference besides.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(at).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
-}
 
 /// What a range of the file holds that the table lacks: its new lines (with their line breaks) and their hashes.
 /// A range whose new lines pass half of it (and 16 MiB) is not kept: a whole read is then the cheaper way.
