@@ -20,6 +20,12 @@ pub const MAGIC: &[u8; 16] = b"REASONCTL-STATE\n";
 /// which costs less than reading format 2's stored permutations (4 bytes a triple each) and checking them.
 pub const VERSION: u32 = 3;
 
+/// The room a dictionary's arrays are read with, for the terms a maintenance run adds (an eighth more): capacity
+/// only, which costs no memory until it is written.
+fn room(n: usize) -> usize {
+    n / 8 + 4096
+}
+
 /// What a snapshot holds.
 pub struct Snapshot {
     /// The dictionary, the asserted quads and the prefixes.
@@ -250,9 +256,11 @@ impl Parts {
                 "snapshot format {version}, and this reasonctl reads format {VERSION}"
             )));
         }
+        // The terms' arena and starts with room to grow: a maintenance run adds terms, and a full vector would
+        // be copied whole (and its new pages faulted in) at the first.
         let dict = DictionaryParts {
-            terms: r.blob()?,
-            term_starts: r.u64s()?,
+            terms: r.blob_with_room()?,
+            term_starts: r.u64s_with_room()?,
             namespaces: r.blob()?,
             namespace_starts: r.u64s()?,
             base: r.u32()?,
@@ -671,11 +679,21 @@ trait Source {
         unit: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
+        self.list_into(Vec::new(), (n, unit), f)
+    }
+
+    /// [`Source::list`] appended to `out`, allocated by the caller (with room to grow, say).
+    fn list_into<T>(
+        &mut self,
+        mut out: Vec<T>,
+        (n, unit): (usize, usize),
+        f: impl Fn(&[u8]) -> T,
+    ) -> Result<Vec<T>, Damaged> {
         let bytes = n
             .checked_mul(unit)
             .filter(|&b| b <= self.left())
             .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
-        let mut out = Vec::with_capacity(n);
+        out.reserve_exact(n);
         self.pieces(bytes, unit, &mut |piece| {
             out.extend(piece.chunks_exact(unit).map(&f));
         })?;
@@ -687,6 +705,22 @@ trait Source {
         let mut out = Vec::with_capacity(n);
         self.pieces(n, 1, &mut |piece| out.extend_from_slice(piece))?;
         Ok(out)
+    }
+
+    /// [`Source::blob`], allocated with [`room`] to grow.
+    fn blob_with_room(&mut self) -> Result<Vec<u8>, Damaged> {
+        let n = self.len()?;
+        let mut out = Vec::with_capacity(n + room(n));
+        self.pieces(n, 1, &mut |piece| out.extend_from_slice(piece))?;
+        Ok(out)
+    }
+
+    /// [`Source::u64s`], allocated with [`room`] to grow.
+    fn u64s_with_room(&mut self) -> Result<Vec<u64>, Damaged> {
+        let n = self.len()?;
+        self.list_into(Vec::with_capacity(n.saturating_add(room(n))), (n, 8), |c| {
+            u64::from_le_bytes(c.try_into().expect("8 bytes"))
+        })
     }
 
     fn string(&mut self) -> Result<String, Damaged> {

@@ -120,7 +120,9 @@ impl Interner {
             .into_par_iter()
             .map(|i| hasher.hash_one(entry(&bytes, &starts, i)))
             .collect();
-        let mut table = HashTable::with_capacity(starts.len());
+        // Room for an eighth more entries beside those given (the arrays a saved state is read into have it
+        // too): the first terms a maintenance run adds then rehash nothing.
+        let mut table = HashTable::with_capacity(starts.len() + starts.len() / 8 + 4096);
         for (i, hash) in (0..n).zip(hashes) {
             table.insert_unique(hash, i, |&j| hasher.hash_one(entry(&bytes, &starts, j)));
         }

@@ -410,12 +410,11 @@ pub fn patch_permuted(
         let mut fresh: Vec<(u32, Triple)> =
             placed.iter().copied().zip(added.iter().copied()).collect();
         fresh.sort_unstable_by_key(|(_, t)| key(t));
+        let keys: Vec<Triple> = fresh.iter().map(|(_, t)| key(t)).collect();
+        let places = insertion_points(order, spo, perm, &keys);
         let mut merged = Vec::with_capacity(spo.len() + added.len() - removed.len());
         let mut from = 0;
-        for (f, t) in fresh {
-            // Before the first old triple above it in this order (no old triple equals it).
-            let k = key(&t);
-            let to = from + gallop(&order[from..], |&i| key(&spo[i as usize]) < k);
+        for ((f, _), to) in fresh.into_iter().zip(places) {
             merged.extend(order[from..to].iter().filter_map(|&i| renumber.get(i)));
             merged.push(f);
             from = to;
@@ -427,6 +426,59 @@ pub fn patch_permuted(
         rayon::join(|| remap(pos, Perm::Pos), || remap(osp, Perm::Osp))
     });
     Some((out, pos?, osp?))
+}
+
+/// Where each of `keys` (ascending, in `perm`'s key order, none an old triple's) goes in `order`, the permutation
+/// of `spo` sorted by that key: how many of the old triples are below it. Each key is found through a fence of
+/// the order (a post every [`FENCE`] entries, built here; it stays in cache) and a binary search of one block,
+/// whose every step reads a triple at random: the keys go a batch at a time, each step asking for the triples
+/// of the whole batch before comparing, so that their cache misses overlap rather than follow one another.
+fn insertion_points(order: &[u32], spo: &[Triple], perm: Perm, keys: &[Triple]) -> Vec<usize> {
+    const BATCH: usize = 16;
+    let key_at = |j: usize| perm.to_key(spo[order[j] as usize]);
+    let posts: Vec<Triple> = (0..order.len()).step_by(FENCE).map(key_at).collect();
+    let mut out = Vec::with_capacity(keys.len());
+    let mut below = 0;
+    for batch in keys.chunks(BATCH) {
+        // Each key's block: between the last post below it and the next.
+        let mut range = [(0usize, 0usize); BATCH];
+        for (k, r) in batch.iter().zip(&mut range) {
+            below += posts[below..].partition_point(|p| p < k);
+            *r = (
+                below.saturating_sub(1) * FENCE,
+                (below * FENCE).min(order.len()),
+            );
+            if let Some(first) = order.get(r.0) {
+                prefetch(first);
+            }
+        }
+        // Binary searches in step: the first entry of each block not below its key.
+        loop {
+            let mut open = false;
+            for (_, &(lo, hi)) in batch.iter().zip(&range) {
+                if lo < hi {
+                    prefetch(&spo[order[lo + (hi - lo) / 2] as usize]);
+                    open = true;
+                }
+            }
+            if !open {
+                break;
+            }
+            for (k, r) in batch.iter().zip(&mut range) {
+                let (lo, hi) = *r;
+                if lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    *r = if key_at(mid) < *k {
+                        (mid + 1, hi)
+                    } else {
+                        (lo, mid)
+                    };
+                }
+            }
+        }
+        out.extend(range[..batch.len()].iter().map(|&(lo, _)| lo));
+    }
+    out
 }
 
 /// The triples of one graph, sorted three ways: the triples themselves in SPO order, and the POS and OSP orders
