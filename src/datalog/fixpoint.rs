@@ -28,7 +28,7 @@ use crate::exec::{self, Cancel, Context, ExecError, Flow, Rows, State};
 use crate::ir::{Op, VarSet};
 use crate::plan::{self, Dataset};
 use crate::query::instantiate;
-use crate::store::quads::{FENCE, Perm, prefetch};
+use crate::store::quads::{FENCE, Perm, gallop, prefetch};
 use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
 
 use super::budget::{Budget, CapReason};
@@ -775,16 +775,8 @@ fn mark_known<T>(facts: &[T], quad: impl Fn(&T) -> Quad, sorted: &[Triple], keep
         }
         let q = quad(f);
         let t = [q[1], q[2], q[3]];
-        // Exponential search forward from `pos` for the first key >= t.
-        let mut step = 1;
-        let mut hi = pos;
-        while hi < sorted.len() && sorted[hi] < t {
-            pos = hi + 1;
-            hi = pos + step;
-            step *= 2;
-        }
-        let hi = hi.min(sorted.len());
-        pos += sorted[pos.min(hi)..hi].partition_point(|k| *k < t);
+        // The first key not under t, galloping forward from the last fact's.
+        pos += gallop(&sorted[pos..], |k| *k < t);
         if pos < sorted.len() && sorted[pos] == t {
             *keep = false;
         }
@@ -814,15 +806,7 @@ fn mark_known_fenced<T>(
             }
             let q = quad(f);
             let t = [q[1], q[2], q[3]];
-            let mut step = 1;
-            let mut hi = below;
-            while hi < fence.len() && fence[hi] < t {
-                below = hi + 1;
-                hi = below + step;
-                step *= 2;
-            }
-            let hi = hi.min(fence.len());
-            below += fence[below.min(hi)..hi].partition_point(|k| *k < t);
+            below += gallop(&fence[below..], |k| *k < t);
             // Post `below - 1` is under t and post `below` is not: the first key not under t is in between.
             let (lo, hi) = (
                 below.saturating_sub(1) * FENCE,
