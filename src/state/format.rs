@@ -679,21 +679,21 @@ trait Source {
         unit: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
-        self.list_into(Vec::new(), (n, unit), f)
+        self.list_with_room((n, unit), 0, f)
     }
 
-    /// [`Source::list`] appended to `out`, allocated by the caller (with room to grow, say).
-    fn list_into<T>(
+    /// [`Source::list`] in a vector with capacity for `room` more (allocated once the length is checked).
+    fn list_with_room<T>(
         &mut self,
-        mut out: Vec<T>,
         (n, unit): (usize, usize),
+        room: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
         let bytes = n
             .checked_mul(unit)
             .filter(|&b| b <= self.left())
             .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
-        out.reserve_exact(n);
+        let mut out = Vec::with_capacity(n + room);
         self.pieces(bytes, unit, &mut |piece| {
             out.extend(piece.chunks_exact(unit).map(&f));
         })?;
@@ -718,7 +718,7 @@ trait Source {
     /// [`Source::u64s`], allocated with [`room`] to grow.
     fn u64s_with_room(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        self.list_into(Vec::with_capacity(n.saturating_add(room(n))), (n, 8), |c| {
+        self.list_with_room((n, 8), room(n), |c| {
             u64::from_le_bytes(c.try_into().expect("8 bytes"))
         })
     }

@@ -443,7 +443,7 @@ fn insertion_points(order: &[u32], spo: &[Triple], perm: Perm, keys: &[Triple]) 
         // Each key's block: between the last post below it and the next.
         let mut range = [(0usize, 0usize); BATCH];
         for (k, r) in batch.iter().zip(&mut range) {
-            below += posts[below..].partition_point(|p| p < k);
+            below += gallop(&posts[below..], |p| p < k);
             *r = (
                 below.saturating_sub(1) * FENCE,
                 (below * FENCE).min(order.len()),
