@@ -682,18 +682,18 @@ trait Source {
         self.list_with_room((n, unit), 0, f)
     }
 
-    /// [`Source::list`] in a vector with capacity for `room` more (allocated once the length is checked).
+    /// [`Source::list`] in a vector with capacity for `spare` more (allocated once the length is checked).
     fn list_with_room<T>(
         &mut self,
         (n, unit): (usize, usize),
-        room: usize,
+        spare: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
         let bytes = n
             .checked_mul(unit)
             .filter(|&b| b <= self.left())
             .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
-        let mut out = Vec::with_capacity(n + room);
+        let mut out = Vec::with_capacity(n + spare);
         self.pieces(bytes, unit, &mut |piece| {
             out.extend(piece.chunks_exact(unit).map(&f));
         })?;

@@ -341,8 +341,8 @@ impl Renumber {
 /// present, or a permutation names an index out of range.
 pub fn patch_permuted(
     spo: &[Triple],
-    pos: &[u32],
-    osp: &[u32],
+    (pos, osp): (&[u32], &[u32]),
+    fences: &Fences,
     removed: &[Triple],
     added: &[Triple],
 ) -> Option<(Vec<Triple>, Vec<u32>, Vec<u32>)> {
@@ -411,7 +411,9 @@ pub fn patch_permuted(
             placed.iter().copied().zip(added.iter().copied()).collect();
         fresh.sort_unstable_by_key(|(_, t)| key(t));
         let keys: Vec<Triple> = fresh.iter().map(|(_, t)| key(t)).collect();
-        let places = insertion_points(order, spo, perm, &keys);
+        // The order's fence, the one its searches use (kept by `fences` for the old index's later reads).
+        let fence = fences.of(perm, spo, Some(order));
+        let places = insertion_points(order, spo, (perm, fence), &keys);
         let mut merged = Vec::with_capacity(spo.len() + added.len() - removed.len());
         let mut from = 0;
         for ((f, _), to) in fresh.into_iter().zip(places) {
@@ -429,14 +431,18 @@ pub fn patch_permuted(
 }
 
 /// Where each of `keys` (ascending, in `perm`'s key order, none an old triple's) goes in `order`, the permutation
-/// of `spo` sorted by that key: how many of the old triples are below it. Each key is found through a fence of
-/// the order (a post every [`FENCE`] entries, built here; it stays in cache) and a binary search of one block,
-/// whose every step reads a triple at random: the keys go a batch at a time, each step asking for the triples
-/// of the whole batch before comparing, so that their cache misses overlap rather than follow one another.
-fn insertion_points(order: &[u32], spo: &[Triple], perm: Perm, keys: &[Triple]) -> Vec<usize> {
+/// of `spo` sorted by that key: how many of the old triples are below it. Each key is found through `posts`, the
+/// order's [`fence`] (it stays in cache), and a binary search of one block, whose every step reads a triple at
+/// random: the keys go a batch at a time, each step asking for the triples of the whole batch before comparing,
+/// so that their cache misses overlap rather than follow one another.
+fn insertion_points(
+    order: &[u32],
+    spo: &[Triple],
+    (perm, posts): (Perm, &[Triple]),
+    keys: &[Triple],
+) -> Vec<usize> {
     const BATCH: usize = 16;
     let key_at = |j: usize| perm.to_key(spo[order[j] as usize]);
-    let posts: Vec<Triple> = (0..order.len()).step_by(FENCE).map(key_at).collect();
     let mut out = Vec::with_capacity(keys.len());
     let mut below = 0;
     for batch in keys.chunks(BATCH) {
@@ -616,7 +622,13 @@ impl TripleIndex {
         let mut added = added.to_vec();
         removed.sort_unstable();
         added.sort_unstable();
-        let (spo, pos, osp) = patch_permuted(&self.spo, &self.pos, &self.osp, &removed, &added)?;
+        let (spo, pos, osp) = patch_permuted(
+            &self.spo,
+            (&self.pos, &self.osp),
+            &self.fences,
+            &removed,
+            &added,
+        )?;
         let predicates = predicate_stats(&spo, &pos);
         Some(Self {
             spo,
