@@ -166,10 +166,10 @@ fn differences(
 
 /// The store, derived facts and program of a state; its reasoning time; its manifest; the files it was opened
 /// from.
-fn from_state(dir: &Path, progress: &Progress) -> Result<Opened, Failure> {
+fn from_state(dir: &Path, orders: bool, progress: &Progress) -> Result<Opened, Failure> {
     control::enter(Phase::State);
     progress.message(&format!("opening the state {}", dir.display()));
-    let (manifest, snapshot, files) = state::open(dir).map_err(failure)?;
+    let (manifest, snapshot, files) = state::open(dir, orders).map_err(failure)?;
     let mut store = snapshot.store;
     let (compiled, errors) = rules::compile_all(&snapshot.rules, &mut store.dict);
     if !errors.is_empty() {
@@ -205,7 +205,7 @@ fn from_state(dir: &Path, progress: &Progress) -> Result<Opened, Failure> {
 
 /// A state's store and program, as it was saved.
 pub(super) fn opened(dir: &Path, progress: &Progress) -> Result<(Store, Reasoned), Failure> {
-    from_state(dir, progress).map(|(store, reasoned, ..)| (store, reasoned))
+    from_state(dir, false, progress).map(|(store, reasoned, ..)| (store, reasoned))
 }
 
 /// The facts a command answers from. Without `--state`: the data loaded and the rules run. With it: the state,
@@ -243,7 +243,7 @@ pub(super) fn obtain(
         used: (load.clone(), reasoning.clone()),
     };
     if sources.is_empty() && reasoning.sources.paths.is_empty() {
-        let opened = from_state(dir, progress)?;
+        let opened = from_state(dir, false, progress)?;
         let differs = conflicts(&opened.3.options, &given);
         if !differs.is_empty() {
             let (dir, differs) = (dir.display().to_string(), differs.join("; "));
@@ -266,7 +266,7 @@ pub(super) fn obtain(
         None => vec!["there is no state yet".to_owned()],
     };
     if differs.is_empty() {
-        return Ok(answered(from_state(dir, progress)?));
+        return Ok(answered(from_state(dir, false, progress)?));
     }
     if !refresh {
         return Err(failure(StateError::Mismatch {
@@ -286,7 +286,7 @@ pub(super) fn obtain(
     };
     // The state's rules when no --rules is given (they are in its snapshot), and its options where none is given.
     let texts = if reasoning.sources.paths.is_empty() {
-        from_state(dir, progress)?.1.texts
+        from_state(dir, false, progress)?.1.texts
     } else {
         Vec::new()
     };
@@ -818,6 +818,10 @@ pub(super) fn update(
     let hidden = Progress::new(true);
     // The state's opening shows, then the change set's load bar, then the opening again if it is not done.
     let opening = format!("opening the state {}", dir.display());
+    // The state's asserted orders are built while it opens (beside its dictionary) when the run will read them:
+    // when facts are removed (the old facts' consequences are found over them), or may be (a new dump). A change
+    // set that only adds facts builds the new index's orders from its triples, and never needs the old ones.
+    let orders = !change.remove.is_empty() || change.is_empty();
     let (opened, given_inputs, read) = std::thread::scope(|scope| {
         let reading = (!change.is_empty()).then(|| {
             progress.message(&opening);
@@ -828,7 +832,13 @@ pub(super) fn update(
             })
         });
         let (opened, given_inputs) = rayon::join(
-            || from_state(dir, if change.is_empty() { progress } else { &hidden }),
+            || {
+                from_state(
+                    dir,
+                    orders,
+                    if change.is_empty() { progress } else { &hidden },
+                )
+            },
             || inputs(sources),
         );
         let read = reading

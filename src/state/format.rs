@@ -1,7 +1,7 @@
 //! This module defines the snapshot file of a state: the dictionary, the asserted and the derived quads (each
-//! graph's triples in SPO order; the other orders are built when the state is opened), the prefixes and the
-//! program's rule texts, in one little-endian binary file read back in one sequential pass, through a small
-//! buffer. The file starts with a magic line and the format version; the manifest records its length and CRC-32.
+//! graph's triples in SPO order; the other orders are built when the state is opened or first read), the
+//! prefixes and the program's rule texts, in one little-endian binary file read back in one sequential pass,
+//! through a small buffer. The file starts with a magic line and the format version; the manifest records its length and CRC-32.
 
 use std::path::PathBuf;
 
@@ -386,15 +386,16 @@ impl Parts {
         Ok(())
     }
 
-    /// The snapshot these parts make, with `deltas` (the files written after it) applied in order.
-    fn with_deltas(mut self, deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
+    /// The snapshot these parts make, with `deltas` (the files written after it) applied in order; with
+    /// `orders`, the asserted quads' POS and OSP orders built now, else on first use.
+    fn with_deltas(mut self, deltas: &[Vec<u8>], orders: bool) -> Result<Snapshot, Damaged> {
         for d in deltas {
             self.apply(decode_delta(d)?)?;
         }
-        self.assemble()
+        self.assemble(orders)
     }
 
-    fn assemble(self) -> Result<Snapshot, Damaged> {
+    fn assemble(self, orders: bool) -> Result<Snapshot, Damaged> {
         let end = self
             .dict
             .base
@@ -412,6 +413,8 @@ impl Parts {
         }
         // The dictionary's table, the asserted quads' indexes and the derived quads' orders are built side by side
         // (the derived orders would otherwise be built on first read, by one thread, in the middle of a query).
+        // The asserted quads' orders too when the caller will read them all (a run that removes facts reads the
+        // old ones): a run that only adds facts builds the new index's from its triples and never the old's.
         let (asserted, derived) = (self.asserted, self.derived);
         let indexes = || -> Result<Vec<(TermId, TripleIndex)>, Damaged> {
             let mut graphs = Vec::new();
@@ -424,6 +427,9 @@ impl Parts {
                 let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
                     Damaged("an index of asserted quads is not sorted".to_owned())
                 })?;
+                if orders {
+                    index.build_orders();
+                }
                 graphs.push((g, index));
             }
             Ok(graphs)
@@ -459,9 +465,9 @@ impl Parts {
 }
 
 /// Decodes a snapshot ([`encode`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
-/// order.
+/// order; the asserted quads' orders are built.
 pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
-    Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas)
+    Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas, true)
 }
 
 /// A snapshot file read through once, in order: what it decoded to (or why it did not), and its length and
@@ -504,9 +510,10 @@ fn read_through<R: std::io::Read, T>(
 }
 
 impl Streamed {
-    /// The snapshot, with the deltas written after it applied in order.
-    pub fn decode(self, deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
-        self.parts?.with_deltas(deltas)
+    /// The snapshot, with the deltas written after it applied in order; with `orders`, the asserted quads'
+    /// POS and OSP orders built now (else on first use).
+    pub fn decode(self, deltas: &[Vec<u8>], orders: bool) -> Result<Snapshot, Damaged> {
+        self.parts?.with_deltas(deltas, orders)
     }
 }
 
@@ -570,7 +577,7 @@ fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged>
             0 => tables.push(None),
             1 => {
                 let n = r.len()?;
-                let hashes: Vec<u128> = r.list(n, 16, |c| {
+                let hashes: Vec<u128> = r.plain_list(n, 0, |c| {
                     u128::from_le_bytes(c.try_into().expect("16 bytes"))
                 })?;
                 let quads = r.quads(n)?;
@@ -672,17 +679,42 @@ trait Source {
         usize::try_from(n).map_err(|_| Damaged(format!("an offset of {n} does not fit in memory")))
     }
 
-    /// `n` units of `unit` bytes, each decoded by `f`.
-    fn list<T>(
+    /// `n` values of a plain type, each `size_of::<T>()` little-endian bytes, in a vector with capacity for
+    /// `spare` more: on a little-endian machine the bytes are copied as they are (one copy, no decoding); on
+    /// another, each value decoded by `f`.
+    fn plain_list<T: Plain>(
         &mut self,
         n: usize,
-        unit: usize,
+        spare: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
-        self.list_with_room((n, unit), 0, f)
+        let unit = size_of::<T>();
+        if cfg!(target_endian = "big") {
+            return self.list_with_room((n, unit), spare, f);
+        }
+        let bytes = n
+            .checked_mul(unit)
+            .filter(|&b| b <= self.left())
+            .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
+        let mut out: Vec<T> = Vec::with_capacity(n + spare);
+        let mut filled = 0;
+        let spare_bytes = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        self.pieces(bytes, unit, &mut |piece| {
+            // SAFETY: the pieces add up to `bytes` = `n` values' bytes, within the capacity allocated above;
+            // source and destination do not overlap (the source is the reader's buffer or slice).
+            unsafe {
+                std::ptr::copy_nonoverlapping(piece.as_ptr(), spare_bytes.add(filled), piece.len());
+            }
+            filled += piece.len();
+        })?;
+        debug_assert_eq!(filled, bytes);
+        // SAFETY: the first `n` values' bytes were all written above, and `T` is `Plain`: any bytes are a value.
+        unsafe { out.set_len(n) };
+        Ok(out)
     }
 
-    /// [`Source::list`] in a vector with capacity for `spare` more (allocated once the length is checked).
+    /// `n` units of `unit` bytes, each decoded by `f`, in a vector with capacity for `spare` more (allocated once
+    /// the length is checked).
     fn list_with_room<T>(
         &mut self,
         (n, unit): (usize, usize),
@@ -718,7 +750,7 @@ trait Source {
     /// [`Source::u64s`], allocated with [`room`] to grow.
     fn u64s_with_room(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        self.list_with_room((n, 8), room(n), |c| {
+        self.plain_list(n, room(n), |c| {
             u64::from_le_bytes(c.try_into().expect("8 bytes"))
         })
     }
@@ -729,17 +761,32 @@ trait Source {
 
     fn u64s(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        self.list(n, 8, |c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        self.plain_list(n, 0, |c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
     }
 
     fn triples(&mut self, n: usize) -> Result<Vec<[TermId; 3]>, Damaged> {
-        self.list(n, 12, ids)
+        self.plain_list(n, 0, ids)
     }
 
     fn quads(&mut self, n: usize) -> Result<Vec<Quad>, Damaged> {
-        self.list(n, 16, ids)
+        self.plain_list(n, 0, ids)
     }
 }
+
+/// Types whose values are their little-endian bytes on a little-endian machine: no padding, and every bit
+/// pattern a value.
+///
+/// # Safety
+///
+/// Implement only for such types.
+unsafe trait Plain: Copy {}
+
+// SAFETY: integers have no padding and no invalid bit patterns.
+unsafe impl Plain for u64 {}
+// SAFETY: as above.
+unsafe impl Plain for u128 {}
+// SAFETY: `TermId` is `repr(transparent)` over u32; an array of them has no padding.
+unsafe impl<const N: usize> Plain for [TermId; N] {}
 
 /// `N` little-endian term ids, back to back.
 fn ids<const N: usize>(bytes: &[u8]) -> [TermId; N] {
@@ -1006,7 +1053,7 @@ mod tests {
             let streamed = stream_through(&bytes[..], len, buffer).unwrap();
             assert_eq!(streamed.bytes, len, "buffer {buffer}");
             assert_eq!(streamed.crc32, crc32fast::hash(&bytes), "buffer {buffer}");
-            let back = streamed.decode(&[]).unwrap();
+            let back = streamed.decode(&[], true).unwrap();
             assert_eq!(back.store.dict.to_parts(), whole.store.dict.to_parts());
             assert_eq!(back.store.prefixes, whole.store.prefixes);
             assert_eq!(
@@ -1018,7 +1065,7 @@ mod tests {
         // Cut short: what was read is counted, and it does not decode.
         let streamed = stream_through(&bytes[..bytes.len() - 5], len, 96).unwrap();
         assert_eq!(streamed.bytes, len - 5);
-        let e = streamed.decode(&[]).err().unwrap();
+        let e = streamed.decode(&[], true).err().unwrap();
         assert!(e.0.contains("ends early"), "{e:?}");
         // Longer than the manifest says: the extra bytes are read and counted, and refused.
         let mut longer = bytes.clone();

@@ -3,6 +3,8 @@
 //! Every triple pattern has a bound prefix in one of the three orders SPO, POS and OSP, so any pattern is one
 //! binary-searched range, and the length of that range is an exact count for the planner.
 
+use std::sync::OnceLock;
+
 use rayon::slice::ParallelSliceMut;
 
 use super::term::{TermId, Triple};
@@ -492,8 +494,10 @@ fn insertion_points(
 #[derive(Debug, Default, Clone)]
 pub struct TripleIndex {
     spo: Vec<Triple>,
-    pos: Vec<u32>,
-    osp: Vec<u32>,
+    /// The POS and OSP permutations, built on first use where the index is read from a saved state (an
+    /// incremental run that patches the triples builds the new index's orders, and never the old one's).
+    pos: OnceLock<Vec<u32>>,
+    osp: OnceLock<Vec<u32>>,
     predicates: Vec<(TermId, PredicateStats)>,
     /// The [`fence`] of each order (SPO, POS, OSP), built on the first search of it.
     fences: Fences,
@@ -585,33 +589,53 @@ impl TripleIndex {
         let predicates = counter.with_subjects(&triples);
         Self {
             spo: triples,
-            pos,
-            osp,
+            pos: pos.into(),
+            osp: osp.into(),
             predicates,
             fences: Fences::default(),
         }
     }
 
-    /// An index from its triples in SPO order (a saved state), its POS and OSP orders built by stable counting
-    /// sorts where ids allow; `None` unless the triples are strictly sorted.
+    /// An index from its triples in SPO order (a saved state, or a state's triples with a change merged in),
+    /// its POS and OSP orders built by stable counting sorts where ids allow, on first use; `None` unless the
+    /// triples are strictly sorted.
     pub fn from_sorted(spo: Vec<Triple>) -> Option<Self> {
         use rayon::prelude::*;
         if !spo.par_windows(2).all(|w| w[0] < w[1]) {
             return None;
         }
-        let osp = sorted_permutation(&spo, Perm::Osp, None);
-        let (pos, predicates) = rayon::join(
-            || sorted_permutation(&spo, Perm::Pos, Some(&osp)),
-            || dense_stats(&spo),
-        );
-        let predicates = predicates.unwrap_or_else(|| stats_through(&spo, &pos));
-        Some(Self {
+        let mut index = Self {
             spo,
-            pos,
-            osp,
-            predicates,
-            fences: Fences::default(),
-        })
+            ..Self::default()
+        };
+        index.predicates = match dense_stats(&index.spo) {
+            Some(stats) => stats,
+            None => stats_through(&index.spo, index.pos()),
+        };
+        Some(index)
+    }
+
+    /// The POS order (built on first use).
+    fn pos(&self) -> &[u32] {
+        self.pos
+            .get_or_init(|| sorted_permutation(&self.spo, Perm::Pos, Some(self.osp())))
+    }
+
+    /// The OSP order (built on first use).
+    fn osp(&self) -> &[u32] {
+        self.osp
+            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None))
+    }
+
+    /// Whether the POS and OSP orders are built.
+    pub fn has_orders(&self) -> bool {
+        self.pos.get().is_some() && self.osp.get().is_some()
+    }
+
+    /// Builds the POS and OSP orders now, if they are not (before a read that would build them on one thread,
+    /// in the middle of a query).
+    pub fn build_orders(&self) {
+        self.pos();
     }
 
     /// The index without `removed` (each must be here) and with `added` (none may be): SPO merged, each
@@ -622,9 +646,14 @@ impl TripleIndex {
         let mut added = added.to_vec();
         removed.sort_unstable();
         added.sort_unstable();
+        if !self.has_orders() {
+            // The old orders were never read: the new index's are built from its triples (on first use), which
+            // costs less than building the old ones to patch them.
+            return Self::from_sorted(patch_sorted(&self.spo, removed, added)?);
+        }
         let (spo, pos, osp) = patch_permuted(
             &self.spo,
-            (&self.pos, &self.osp),
+            (self.pos(), self.osp()),
             &self.fences,
             &removed,
             &added,
@@ -632,8 +661,8 @@ impl TripleIndex {
         let predicates = predicate_stats(&spo, &pos);
         Some(Self {
             spo,
-            pos,
-            osp,
+            pos: pos.into(),
+            osp: osp.into(),
             predicates,
             fences: Fences::default(),
         })
@@ -671,8 +700,8 @@ impl TripleIndex {
     pub fn permutation(&self, perm: Perm) -> Option<&[u32]> {
         match perm {
             Perm::Spo => None,
-            Perm::Pos => Some(&self.pos),
-            Perm::Osp => Some(&self.osp),
+            Perm::Pos => Some(self.pos()),
+            Perm::Osp => Some(self.osp()),
         }
     }
 
@@ -727,7 +756,10 @@ impl TripleIndex {
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.spo.capacity() * size_of::<Triple>()
-            + (self.pos.capacity() + self.osp.capacity()) * 4
+            + [&self.pos, &self.osp]
+                .iter()
+                .map(|o| o.get().map_or(0, Vec::capacity) * 4)
+                .sum::<usize>()
             + self.fences.heap_bytes()
     }
 }
@@ -1083,7 +1115,12 @@ mod tests {
         }
         let built = TripleIndex::from_triples(triples);
         let read = TripleIndex::from_sorted(built.spo.clone()).expect("sorted");
-        assert_eq!((&read.pos, &read.osp), (&built.pos, &built.osp));
+        for perm in [Perm::Pos, Perm::Osp] {
+            assert!(
+                read.permutation(perm) == built.permutation(perm),
+                "{perm:?}"
+            );
+        }
         for index in [&built, &read] {
             for (&p, (n, subjects, objects)) in &want {
                 let got = index
@@ -1249,11 +1286,26 @@ mod tests {
                 prop_assert_eq!(patched.permutation(perm), built.permutation(perm));
             }
             prop_assert_eq!(&patched.predicates, &built.predicates);
+            // An index read from a state whose orders were never read: the new index's are built from its
+            // triples (the old ones stay unbuilt), and equal those patched.
+            let lazy = TripleIndex::from_sorted(old.clone()).unwrap();
+            let unread = !lazy.has_orders();
+            let rebuilt = lazy.patched(&removed, &added).unwrap();
+            prop_assert_eq!(lazy.has_orders(), !unread, "patching built no old order");
+            prop_assert_eq!(rebuilt.triples(), built.triples());
+            for perm in [Perm::Pos, Perm::Osp] {
+                prop_assert_eq!(rebuilt.permutation(perm), built.permutation(perm));
+            }
+            prop_assert_eq!(&rebuilt.predicates, &built.predicates);
             // A change that does not fit is refused: removing what is not there, adding what is.
             if let Some(&x) = added.first() {
                 prop_assert!(TripleIndex::from_triples(old.clone()).patched(&[x], &[]).is_none());
             }
+            if let Some(&x) = added.first() {
+                prop_assert!(TripleIndex::from_sorted(old.clone()).unwrap().patched(&[x], &[]).is_none());
+            }
             if let Some(&x) = old.first() {
+                prop_assert!(TripleIndex::from_sorted(old.clone()).unwrap().patched(&[], &[x]).is_none());
                 prop_assert!(TripleIndex::from_triples(old).patched(&[], &[x]).is_none());
             }
         }
