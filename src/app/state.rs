@@ -243,7 +243,7 @@ pub(super) fn obtain(
         used: (load.clone(), reasoning.clone()),
     };
     if sources.is_empty() && reasoning.sources.paths.is_empty() {
-        let opened = from_state(dir, false, progress)?;
+        let opened = from_state(dir, true, progress)?;
         let differs = conflicts(&opened.3.options, &given);
         if !differs.is_empty() {
             let (dir, differs) = (dir.display().to_string(), differs.join("; "));
@@ -266,7 +266,7 @@ pub(super) fn obtain(
         None => vec!["there is no state yet".to_owned()],
     };
     if differs.is_empty() {
-        return Ok(answered(from_state(dir, false, progress)?));
+        return Ok(answered(from_state(dir, true, progress)?));
     }
     if !refresh {
         return Err(failure(StateError::Mismatch {

@@ -424,12 +424,9 @@ impl Parts {
                         "an asserted quad names a term the dictionary lacks".to_owned(),
                     ));
                 }
-                let index = TripleIndex::from_sorted(spo).ok_or_else(|| {
+                let index = TripleIndex::from_sorted(spo, orders).ok_or_else(|| {
                     Damaged("an index of asserted quads is not sorted".to_owned())
                 })?;
-                if orders {
-                    index.build_orders();
-                }
                 graphs.push((g, index));
             }
             Ok(graphs)

@@ -597,9 +597,9 @@ impl TripleIndex {
     }
 
     /// An index from its triples in SPO order (a saved state, or a state's triples with a change merged in),
-    /// its POS and OSP orders built by stable counting sorts where ids allow, on first use; `None` unless the
-    /// triples are strictly sorted.
-    pub fn from_sorted(spo: Vec<Triple>) -> Option<Self> {
+    /// its POS and OSP orders built by stable counting sorts where ids allow: now with `orders` (beside the
+    /// predicates' counts), else on first use. `None` unless the triples are strictly sorted.
+    pub fn from_sorted(spo: Vec<Triple>, orders: bool) -> Option<Self> {
         use rayon::prelude::*;
         if !spo.par_windows(2).all(|w| w[0] < w[1]) {
             return None;
@@ -608,10 +608,24 @@ impl TripleIndex {
             spo,
             ..Self::default()
         };
-        index.predicates = match dense_stats(&index.spo) {
-            Some(stats) => stats,
-            None => stats_through(&index.spo, index.pos()),
+        let spo = &index.spo;
+        let predicates = if orders {
+            let osp = sorted_permutation(spo, Perm::Osp, None);
+            let (pos, predicates) = rayon::join(
+                || sorted_permutation(spo, Perm::Pos, Some(&osp)),
+                || dense_stats(spo),
+            );
+            let predicates = predicates.unwrap_or_else(|| stats_through(spo, &pos));
+            index.osp = osp.into();
+            index.pos = pos.into();
+            predicates
+        } else {
+            match dense_stats(spo) {
+                Some(stats) => stats,
+                None => stats_through(spo, index.pos()),
+            }
         };
+        index.predicates = predicates;
         Some(index)
     }
 
@@ -632,12 +646,6 @@ impl TripleIndex {
         self.pos.get().is_some() && self.osp.get().is_some()
     }
 
-    /// Builds the POS and OSP orders now, if they are not (before a read that would build them on one thread,
-    /// in the middle of a query).
-    pub fn build_orders(&self) {
-        self.pos();
-    }
-
     /// The index without `removed` (each must be here) and with `added` (none may be): SPO merged, each
     /// permutation remapped and merged with the added triples' places, not sorted again: `O(n + k log k)` for
     /// `k` changes. `None` if a change does not fit.
@@ -649,7 +657,7 @@ impl TripleIndex {
         if !self.has_orders() {
             // The old orders were never read: the new index's are built from its triples (on first use), which
             // costs less than building the old ones to patch them.
-            return Self::from_sorted(patch_sorted(&self.spo, removed, added)?);
+            return Self::from_sorted(patch_sorted(&self.spo, removed, added)?, false);
         }
         let (spo, pos, osp) = patch_permuted(
             &self.spo,
@@ -1114,7 +1122,7 @@ mod tests {
             e.2.insert(o.0);
         }
         let built = TripleIndex::from_triples(triples);
-        let read = TripleIndex::from_sorted(built.spo.clone()).expect("sorted");
+        let read = TripleIndex::from_sorted(built.spo.clone(), false).expect("sorted");
         for perm in [Perm::Pos, Perm::Osp] {
             assert!(
                 read.permutation(perm) == built.permutation(perm),
@@ -1288,7 +1296,7 @@ mod tests {
             prop_assert_eq!(&patched.predicates, &built.predicates);
             // An index read from a state whose orders were never read: the new index's are built from its
             // triples (the old ones stay unbuilt), and equal those patched.
-            let lazy = TripleIndex::from_sorted(old.clone()).unwrap();
+            let lazy = TripleIndex::from_sorted(old.clone(), false).unwrap();
             let unread = !lazy.has_orders();
             let rebuilt = lazy.patched(&removed, &added).unwrap();
             prop_assert_eq!(lazy.has_orders(), !unread, "patching built no old order");
@@ -1302,10 +1310,10 @@ mod tests {
                 prop_assert!(TripleIndex::from_triples(old.clone()).patched(&[x], &[]).is_none());
             }
             if let Some(&x) = added.first() {
-                prop_assert!(TripleIndex::from_sorted(old.clone()).unwrap().patched(&[x], &[]).is_none());
+                prop_assert!(TripleIndex::from_sorted(old.clone(), false).unwrap().patched(&[x], &[]).is_none());
             }
             if let Some(&x) = old.first() {
-                prop_assert!(TripleIndex::from_sorted(old.clone()).unwrap().patched(&[], &[x]).is_none());
+                prop_assert!(TripleIndex::from_sorted(old.clone(), false).unwrap().patched(&[], &[x]).is_none());
                 prop_assert!(TripleIndex::from_triples(old).patched(&[], &[x]).is_none());
             }
         }
