@@ -181,7 +181,19 @@ pub fn patch_sorted<T: Ord + Copy>(
 /// The permutation of `spo` that sorts it in `perm` order. Sorts (key, index) pairs packed together: no random
 /// access into `spo` while sorting.
 pub(crate) fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
-    permutation_seeing(spo, perm, |_| {})
+    permutation_seeing(spo, perm, |_| {}, Sort::Parallel)
+}
+
+/// How a permutation's pairs are sorted: on the rayon pool, or on the calling thread alone. An order built on
+/// first use (inside a `OnceLock`'s initializer, maybe on a pool thread in the middle of a query) is sorted on
+/// its thread: a pool thread waiting for its parallel sort could take up another task of the same query, which
+/// would wait on the same `OnceLock`, that the thread itself holds — a deadlock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sort {
+    /// On the rayon pool (large inputs).
+    Parallel,
+    /// On the calling thread.
+    Here,
 }
 
 /// The permutation of `spo`, which must be SPO-sorted, that sorts it in `perm` order, by stable counting sorts
@@ -189,7 +201,12 @@ pub(crate) fn permutation(spo: &[Triple], perm: Perm) -> Vec<u32> {
 /// terms' ids span little more than the triples: beside the result, a table of counts and, for POS, the OSP
 /// order, 4 bytes a triple where [`permutation`] sorts 16-byte (key, index) pairs. `osp` is the OSP order when
 /// it is already built (POS then starts from it). Elsewhere (ids spread far wider) as [`permutation`] does.
-pub(crate) fn sorted_permutation(spo: &[Triple], perm: Perm, osp: Option<&[u32]>) -> Vec<u32> {
+pub(crate) fn sorted_permutation(
+    spo: &[Triple],
+    perm: Perm,
+    osp: Option<&[u32]>,
+    sort: Sort,
+) -> Vec<u32> {
     debug_assert!(spo.is_sorted());
     // The span of ids of component `c`, if a table of counts for it costs at most about two words a triple.
     let span = |c: usize| -> Option<(u32, usize)> {
@@ -220,20 +237,26 @@ pub(crate) fn sorted_permutation(spo: &[Triple], perm: Perm, osp: Option<&[u32]>
         Some(o) => Some(o.into()),
         None => span(2).map(|objects| counted(&mut (0..spo.len() as u32), 2, objects).into()),
     };
+    let sorted = || permutation_seeing(spo, perm, |_| {}, sort);
     match (perm, osp) {
         (Perm::Spo, _) => (0..spo.len() as u32).collect(),
         (Perm::Osp, Some(osp)) => osp.into_owned(),
         (Perm::Pos, Some(osp)) => match span(1) {
             Some(predicates) => counted(&mut osp.iter().copied(), 1, predicates),
-            None => permutation(spo, perm),
+            None => sorted(),
         },
-        (_, None) => permutation(spo, perm),
+        (_, None) => sorted(),
     }
 }
 
 /// [`permutation`], showing each key in order to `see` as it goes (sequential reads of the sorted keys, where
 /// reading the triples through the permutation afterwards would be one random access each).
-fn permutation_seeing(spo: &[Triple], perm: Perm, mut see: impl FnMut([TermId; 3])) -> Vec<u32> {
+fn permutation_seeing(
+    spo: &[Triple],
+    perm: Perm,
+    mut see: impl FnMut([TermId; 3]),
+    sort: Sort,
+) -> Vec<u32> {
     let mut keyed: Vec<[u32; 4]> = spo
         .iter()
         .enumerate()
@@ -242,7 +265,7 @@ fn permutation_seeing(spo: &[Triple], perm: Perm, mut see: impl FnMut([TermId; 3
             [a.0, b.0, c.0, i as u32]
         })
         .collect();
-    if keyed.len() > 1 << 14 {
+    if keyed.len() > 1 << 14 && sort == Sort::Parallel {
         keyed.par_sort_unstable();
     } else {
         keyed.sort_unstable();
@@ -584,7 +607,12 @@ impl TripleIndex {
         }
         // The objects' counts while the POS keys go by in order, not through the permutation afterwards.
         let mut counter = ObjectCounter::default();
-        let pos = permutation_seeing(&triples, Perm::Pos, |[p, o, _]| counter.see(p, o));
+        let pos = permutation_seeing(
+            &triples,
+            Perm::Pos,
+            |[p, o, _]| counter.see(p, o),
+            Sort::Parallel,
+        );
         let osp = permutation(&triples, Perm::Osp);
         let predicates = counter.with_subjects(&triples);
         Self {
@@ -610,9 +638,9 @@ impl TripleIndex {
         };
         let spo = &index.spo;
         let predicates = if orders {
-            let osp = sorted_permutation(spo, Perm::Osp, None);
+            let osp = sorted_permutation(spo, Perm::Osp, None, Sort::Parallel);
             let (pos, predicates) = rayon::join(
-                || sorted_permutation(spo, Perm::Pos, Some(&osp)),
+                || sorted_permutation(spo, Perm::Pos, Some(&osp), Sort::Parallel),
                 || dense_stats(spo),
             );
             let predicates = predicates.unwrap_or_else(|| stats_through(spo, &pos));
@@ -632,13 +660,13 @@ impl TripleIndex {
     /// The POS order (built on first use).
     fn pos(&self) -> &[u32] {
         self.pos
-            .get_or_init(|| sorted_permutation(&self.spo, Perm::Pos, Some(self.osp())))
+            .get_or_init(|| sorted_permutation(&self.spo, Perm::Pos, Some(self.osp()), Sort::Here))
     }
 
     /// The OSP order (built on first use).
     fn osp(&self) -> &[u32] {
         self.osp
-            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None))
+            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None, Sort::Here))
     }
 
     /// Whether the POS and OSP orders are built.
@@ -1143,6 +1171,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn orders_built_on_first_use_by_many_pool_threads_at_once_equal_those_built_eagerly() {
+        use rayon::prelude::*;
+        // Ids spread wider than counting sorts take, and more triples than a sort does alone: the orders are
+        // sorted as pairs; built on first use from pool threads, that sort must not wait on the pool.
+        let spo: Vec<Triple> = (0..40_000u32)
+            .map(|i| t(i, 7 + i % 3, (i * 7919) % 40_000 * 10))
+            .collect();
+        let eager = TripleIndex::from_sorted(spo.clone(), true).unwrap();
+        let lazy = TripleIndex::from_sorted(spo, false).unwrap();
+        assert!(!lazy.has_orders());
+        let perms = [Perm::Pos, Perm::Osp];
+        let read: Vec<Vec<u32>> = (0..64)
+            .into_par_iter()
+            .map(|k| lazy.permutation(perms[k % 2]).unwrap().to_vec())
+            .collect();
+        for (k, order) in read.iter().enumerate() {
+            assert_eq!(Some(order.as_slice()), eager.permutation(perms[k % 2]));
+        }
+    }
+
     proptest! {
         #[test]
         fn prefix_range_is_the_run_of_keys_sharing_the_prefix_and_a_search_through_the_fence_finds_it(
@@ -1258,11 +1307,14 @@ mod tests {
                 .into_iter()
                 .map(|(s, p, o)| t(s * spread, p * spread, o * spread))
                 .collect();
-            let osp = sorted_permutation(&spo, Perm::Osp, None);
+            let osp = sorted_permutation(&spo, Perm::Osp, None, Sort::Parallel);
             prop_assert_eq!(&osp, &permutation(&spo, Perm::Osp));
             let pos = permutation(&spo, Perm::Pos);
-            prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, None), &pos);
-            prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, Some(&osp)), &pos);
+            for sort in [Sort::Parallel, Sort::Here] {
+                prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, None, sort), &pos);
+                prop_assert_eq!(&sorted_permutation(&spo, Perm::Pos, Some(&osp), sort), &pos);
+                prop_assert_eq!(&sorted_permutation(&spo, Perm::Osp, None, sort), &osp);
+            }
         }
 
         #[test]
