@@ -1,7 +1,8 @@
 //! This module defines the snapshot file of a state: the dictionary, the asserted and the derived quads (each
 //! graph's triples in SPO order; the other orders are built when the state is opened or first read), the
 //! prefixes and the program's rule texts, in one little-endian binary file read back in one sequential pass,
-//! through a small buffer. The file starts with a magic line and the format version; the manifest records its length and CRC-32.
+//! through a small buffer. The file starts with a magic line and the format version; the manifest records its
+//! length and CRC-32.
 
 use std::path::PathBuf;
 
