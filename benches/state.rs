@@ -185,6 +185,19 @@ fn diffed<'a>(data: &'a str, program: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
+/// The median wall time of `runs` runs of the arguments `args` gives (each must succeed), with that run's peak.
+fn median_run<'a>(runs: usize, args: &mut dyn FnMut() -> Vec<&'a str>) -> (f64, f64) {
+    let mut all: Vec<(f64, f64)> = (0..runs.max(1))
+        .map(|_| {
+            let m = measure::measure(&args());
+            assert_eq!(m.code, 0, "{}", m.stderr);
+            (m.wall, m.peak_mib)
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    all[all.len() / 2]
+}
+
 /// A copy of the state `from` at `to`, flushed to disk (untimed).
 fn reset(from: &Path, to: &Path) {
     let _ = std::fs::remove_dir_all(to);
@@ -267,47 +280,29 @@ fn maintenance(runs: usize, data: &str, work: &Path) {
         };
         let out = work.join(format!("{set}-m.nq"));
         let out = out.to_str().unwrap();
-        let mut scratch: Vec<(f64, f64)> = (0..runs.max(1))
-            .map(|_| {
-                let m = measure::measure(&dump(data, &program, out, &[]));
-                assert_eq!(m.code, 0, "{}", m.stderr);
-                (m.wall, m.peak_mib)
-            })
-            .collect();
-        scratch.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (scratch, scratch_peak) = scratch[scratch.len() / 2];
-        println!(
-            "{:<8} {:<13} {:<18} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
-            set, "-", "from scratch", scratch, 100.0, scratch_peak, "-"
-        );
+        let (scratch, scratch_peak) = median_run(runs, &mut || dump(data, &program, out, &[]));
         let full = work.join(format!("{set}-full.state"));
         // The same run writing a state (each time a new one): what a maintained run, which saves its state too,
         // replaces. Shown for reference; the percentages stay of the run without a state.
-        let mut saving: Vec<(f64, f64)> = (0..runs.max(1))
-            .map(|_| {
-                let _ = std::fs::remove_dir_all(&full);
-                let m = measure::measure(&dump(
-                    data,
-                    &program,
-                    out,
-                    &["--state", full.to_str().unwrap()],
-                ));
-                assert_eq!(m.code, 0, "{}", m.stderr);
-                (m.wall, m.peak_mib)
-            })
-            .collect();
-        saving.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let (saving, saving_peak) = saving[saving.len() / 2];
-        println!(
-            "{:<8} {:<13} {:<18} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
-            set,
-            "-",
-            "scratch, saving",
-            saving,
-            100.0 * saving / scratch,
-            saving_peak,
-            "-"
-        );
+        let (saving, saving_peak) = median_run(runs, &mut || {
+            let _ = std::fs::remove_dir_all(&full);
+            dump(data, &program, out, &["--state", full.to_str().unwrap()])
+        });
+        for (how, wall, peak) in [
+            ("from scratch", scratch, scratch_peak),
+            ("scratch, saving", saving, saving_peak),
+        ] {
+            println!(
+                "{:<8} {:<13} {:<18} {:>8.3} {:>9.0}% {:>9.0} {:>12}",
+                set,
+                "-",
+                how,
+                wall,
+                100.0 * wall / scratch,
+                peak,
+                "-"
+            );
+        }
         let _ = std::fs::remove_dir_all(&full);
         let made = measure::measure(&dump(
             data,
