@@ -28,7 +28,7 @@ use crate::exec::{self, Cancel, Context, ExecError, Flow, Rows, State};
 use crate::ir::{Op, VarSet};
 use crate::plan::{self, Dataset};
 use crate::query::instantiate;
-use crate::store::quads::{FENCE, Perm, gallop, prefetch};
+use crate::store::quads::{FENCE, Perm, fence_block, gallop, prefetch};
 use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
 
 use super::budget::{Budget, CapReason};
@@ -808,10 +808,7 @@ fn mark_known_fenced<T>(
             let t = [q[1], q[2], q[3]];
             below += gallop(&fence[below..], |k| *k < t);
             // Post `below - 1` is under t and post `below` is not: the first key not under t is in between.
-            let (lo, hi) = (
-                below.saturating_sub(1) * FENCE,
-                (below * FENCE).min(sorted.len()),
-            );
+            let (lo, hi) = fence_block(below, sorted.len());
             for k in (lo..hi).step_by(LINE) {
                 prefetch(&sorted[k]);
             }

@@ -10,7 +10,7 @@ use rayon::slice::ParallelSliceMut;
 use smallvec::SmallVec;
 
 use super::quads::{
-    Fences, Pattern, Perm, QuadStore, Renumber, Sort, fenced_range, gallop, sorted_permutation,
+    Fences, Pattern, Perm, QuadStore, Renumber, fenced_range, gallop, order_on_first_use,
 };
 use super::term::{Quad, TermId, Triple};
 
@@ -84,19 +84,16 @@ impl Run {
     }
 
     fn pos(&self) -> &[u32] {
-        self.pos.get_or_init(|| {
-            sorted_permutation(
-                &self.spo,
-                Perm::Pos,
-                self.osp.get().map(Vec::as_slice),
-                Sort::Here,
-            )
-        })
+        order_on_first_use(
+            &self.pos,
+            &self.spo,
+            Perm::Pos,
+            self.osp.get().map(Vec::as_slice),
+        )
     }
 
     fn osp(&self) -> &[u32] {
-        self.osp
-            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None, Sort::Here))
+        order_on_first_use(&self.osp, &self.spo, Perm::Osp, None)
     }
 
     /// Merges two disjoint runs in linear time, the permutations both have included (others are built on use).

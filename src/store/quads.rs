@@ -100,6 +100,13 @@ pub fn fence<T>(keys: &[T], key_of: impl Fn(&T) -> [TermId; 3]) -> Vec<[TermId; 
     keys.iter().step_by(FENCE).map(key_of).collect()
 }
 
+/// The block of a fenced array of `len` entries where the first key not below a searched one lies, given that
+/// `below` posts of the [`fence`] are below it: after the last of those posts, and at or before the next.
+#[inline]
+pub(crate) fn fence_block(below: usize, len: usize) -> (usize, usize) {
+    (below.saturating_sub(1) * FENCE, (below * FENCE).min(len))
+}
+
 /// [`prefix_range`] through `fence`, which gives the [`fence`] of `keys` (empty: none, the whole order is
 /// searched); asked for only when the pattern binds something (a fence is built on first use).
 #[inline]
@@ -119,8 +126,7 @@ pub fn fenced_range<'f, T>(
     let (lo, hi) = if fence.is_empty() {
         (0, keys.len())
     } else {
-        let f = fence.partition_point(|k| &k[..len] < p);
-        (f.saturating_sub(1) * FENCE, (f * FENCE).min(keys.len()))
+        fence_block(fence.partition_point(|k| &k[..len] < p), keys.len())
     };
     let start = lo + keys[lo..hi].partition_point(|k| &key_of(k)[..len] < p);
     // The end by galloping from the start: most ranges a join probes are short, and a short range costs a few
@@ -247,6 +253,17 @@ pub(crate) fn sorted_permutation(
         },
         (_, None) => sorted(),
     }
+}
+
+/// The `perm` order of `spo` held in `cell`, built on first use (from `osp`, the OSP order, when it is built) on
+/// the calling thread ([`Sort::Here`]): the initializer may run on a pool thread in the middle of a query.
+pub(crate) fn order_on_first_use<'a>(
+    cell: &'a OnceLock<Vec<u32>>,
+    spo: &[Triple],
+    perm: Perm,
+    osp: Option<&[u32]>,
+) -> &'a [u32] {
+    cell.get_or_init(|| sorted_permutation(spo, perm, osp, Sort::Here))
 }
 
 /// [`permutation`], showing each key in order to `see` as it goes (sequential reads of the sorted keys, where
@@ -475,10 +492,7 @@ fn insertion_points(
         let mut range = [(0usize, 0usize); BATCH];
         for (k, r) in batch.iter().zip(&mut range) {
             below += gallop(&posts[below..], |p| p < k);
-            *r = (
-                below.saturating_sub(1) * FENCE,
-                (below * FENCE).min(order.len()),
-            );
+            *r = fence_block(below, order.len());
             if let Some(first) = order.get(r.0) {
                 prefetch(first);
             }
@@ -629,9 +643,13 @@ impl TripleIndex {
     /// predicates' counts), else on first use. `None` unless the triples are strictly sorted.
     pub fn from_sorted(spo: Vec<Triple>, orders: bool) -> Option<Self> {
         use rayon::prelude::*;
-        if !spo.par_windows(2).all(|w| w[0] < w[1]) {
-            return None;
-        }
+        spo.par_windows(2)
+            .all(|w| w[0] < w[1])
+            .then(|| Self::of_sorted(spo, orders))
+    }
+
+    /// [`TripleIndex::from_sorted`] of triples known to be strictly sorted.
+    fn of_sorted(spo: Vec<Triple>, orders: bool) -> Self {
         let mut index = Self {
             spo,
             ..Self::default()
@@ -654,19 +672,17 @@ impl TripleIndex {
             }
         };
         index.predicates = predicates;
-        Some(index)
+        index
     }
 
-    /// The POS order (built on first use).
+    /// The POS order (built on first use, from the OSP order, which is kept).
     fn pos(&self) -> &[u32] {
-        self.pos
-            .get_or_init(|| sorted_permutation(&self.spo, Perm::Pos, Some(self.osp()), Sort::Here))
+        order_on_first_use(&self.pos, &self.spo, Perm::Pos, Some(self.osp()))
     }
 
     /// The OSP order (built on first use).
     fn osp(&self) -> &[u32] {
-        self.osp
-            .get_or_init(|| sorted_permutation(&self.spo, Perm::Osp, None, Sort::Here))
+        order_on_first_use(&self.osp, &self.spo, Perm::Osp, None)
     }
 
     /// Whether the POS and OSP orders are built.
@@ -685,7 +701,10 @@ impl TripleIndex {
         if !self.has_orders() {
             // The old orders were never read: the new index's are built from its triples (on first use), which
             // costs less than building the old ones to patch them.
-            return Self::from_sorted(patch_sorted(&self.spo, removed, added)?, false);
+            return Some(Self::of_sorted(
+                patch_sorted(&self.spo, removed, added)?,
+                false,
+            ));
         }
         let (spo, pos, osp) = patch_permuted(
             &self.spo,
