@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use crate::rules::source::RuleText;
 use crate::rules::{Language, Origin};
-use crate::store::dictionary::DictionaryParts;
+use crate::store::dictionary::{DictionaryParts, room};
 use crate::store::load::dump::LineTable;
 use crate::store::quads::patch_sorted;
 use crate::store::{Dictionary, Overlay, Quad, QuadStore, Store, TermId, Triple, TripleIndex};
@@ -20,12 +20,6 @@ pub const MAGIC: &[u8; 16] = b"REASONCTL-STATE\n";
 /// triples in SPO order only (12 bytes a triple); the POS and OSP orders are built on opening by counting sorts,
 /// which costs less than reading format 2's stored permutations (4 bytes a triple each) and checking them.
 pub const VERSION: u32 = 3;
-
-/// The room a dictionary's arrays are read with, for the terms a maintenance run adds (an eighth more): capacity
-/// only, which costs no memory until it is written.
-fn room(n: usize) -> usize {
-    n / 8 + 4096
-}
 
 /// What a snapshot holds.
 pub struct Snapshot {
@@ -575,7 +569,7 @@ fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged>
             0 => tables.push(None),
             1 => {
                 let n = r.len()?;
-                let hashes: Vec<u128> = r.plain_list(n, 0, |c| {
+                let hashes: Vec<u128> = r.list(n, 16, |c| {
                     u128::from_le_bytes(c.try_into().expect("16 bytes"))
                 })?;
                 let quads = r.quads(n)?;
@@ -677,38 +671,14 @@ trait Source {
         usize::try_from(n).map_err(|_| Damaged(format!("an offset of {n} does not fit in memory")))
     }
 
-    /// `n` values of a plain type, each `size_of::<T>()` little-endian bytes, in a vector with capacity for
-    /// `spare` more: on a little-endian machine the bytes are copied as they are (one copy, no decoding); on
-    /// another, each value decoded by `f`.
-    fn plain_list<T: Plain>(
+    /// `n` units of `unit` bytes, each decoded by `f`.
+    fn list<T>(
         &mut self,
         n: usize,
-        spare: usize,
+        unit: usize,
         f: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, Damaged> {
-        let unit = size_of::<T>();
-        if cfg!(target_endian = "big") {
-            return self.list_with_room((n, unit), spare, f);
-        }
-        let bytes = n
-            .checked_mul(unit)
-            .filter(|&b| b <= self.left())
-            .ok_or_else(|| Damaged("a list is too long".to_owned()))?;
-        let mut out: Vec<T> = Vec::with_capacity(n + spare);
-        let mut filled = 0;
-        let spare_bytes = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
-        self.pieces(bytes, unit, &mut |piece| {
-            // SAFETY: the pieces add up to `bytes` = `n` values' bytes, within the capacity allocated above;
-            // source and destination do not overlap (the source is the reader's buffer or slice).
-            unsafe {
-                std::ptr::copy_nonoverlapping(piece.as_ptr(), spare_bytes.add(filled), piece.len());
-            }
-            filled += piece.len();
-        })?;
-        debug_assert_eq!(filled, bytes);
-        // SAFETY: the first `n` values' bytes were all written above, and `T` is `Plain`: any bytes are a value.
-        unsafe { out.set_len(n) };
-        Ok(out)
+        self.list_with_room((n, unit), 0, f)
     }
 
     /// `n` units of `unit` bytes, each decoded by `f`, in a vector with capacity for `spare` more (allocated once
@@ -748,7 +718,7 @@ trait Source {
     /// [`Source::u64s`], allocated with [`room`] to grow.
     fn u64s_with_room(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        self.plain_list(n, room(n), |c| {
+        self.list_with_room((n, 8), room(n), |c| {
             u64::from_le_bytes(c.try_into().expect("8 bytes"))
         })
     }
@@ -759,32 +729,17 @@ trait Source {
 
     fn u64s(&mut self) -> Result<Vec<u64>, Damaged> {
         let n = self.len()?;
-        self.plain_list(n, 0, |c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        self.list(n, 8, |c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
     }
 
     fn triples(&mut self, n: usize) -> Result<Vec<[TermId; 3]>, Damaged> {
-        self.plain_list(n, 0, ids)
+        self.list(n, 12, ids)
     }
 
     fn quads(&mut self, n: usize) -> Result<Vec<Quad>, Damaged> {
-        self.plain_list(n, 0, ids)
+        self.list(n, 16, ids)
     }
 }
-
-/// Types whose values are their little-endian bytes on a little-endian machine: no padding, and every bit
-/// pattern a value.
-///
-/// # Safety
-///
-/// Implement only for such types.
-unsafe trait Plain: Copy {}
-
-// SAFETY: integers have no padding and no invalid bit patterns.
-unsafe impl Plain for u64 {}
-// SAFETY: as above.
-unsafe impl Plain for u128 {}
-// SAFETY: `TermId` is `repr(transparent)` over u32; an array of them has no padding.
-unsafe impl<const N: usize> Plain for [TermId; N] {}
 
 /// `N` little-endian term ids, back to back.
 fn ids<const N: usize>(bytes: &[u8]) -> [TermId; N] {

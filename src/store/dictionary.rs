@@ -120,9 +120,9 @@ impl Interner {
             .into_par_iter()
             .map(|i| hasher.hash_one(entry(&bytes, &starts, i)))
             .collect();
-        // Room for an eighth more entries beside those given (the arrays a saved state is read into have it
-        // too): the first terms a maintenance run adds then rehash nothing.
-        let mut table = HashTable::with_capacity(starts.len() + starts.len() / 8 + 4096);
+        // Room for more entries beside those given (the arrays a saved state is read into have it too): the
+        // first terms a maintenance run adds then rehash nothing.
+        let mut table = HashTable::with_capacity(starts.len() + room(starts.len()));
         for (i, hash) in (0..n).zip(hashes) {
             table.insert_unique(hash, i, |&j| hasher.hash_one(entry(&bytes, &starts, j)));
         }
@@ -133,6 +133,12 @@ impl Interner {
             hasher,
         })
     }
+}
+
+/// The room a dictionary of `n` entries is built or read with, for the terms a maintenance run adds (an eighth
+/// more): capacity only, which costs no memory until it is written.
+pub fn room(n: usize) -> usize {
+    n / 8 + 4096
 }
 
 /// A dictionary as the bytes it is made of, for a saved state: every entry back to back, where each starts, for
