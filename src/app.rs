@@ -1337,29 +1337,47 @@ fn write_facts(
 /// The quads of `before` not in `after` and of `after` not in `before` (both sorted by id).
 fn changes(before: &[Quad], after: &[Quad]) -> (Vec<Quad>, Vec<Quad>) {
     let (mut removed, mut added) = (Vec::new(), Vec::new());
+    walk_changes(before, after, |q, gone| {
+        if gone { &mut removed } else { &mut added }.push(*q)
+    });
+    (removed, added)
+}
+
+/// How many quads of sorted `before` are not in sorted `after`, and how many of `after` not in `before`: what
+/// [`changes`] would list.
+fn count_changes(before: &[Quad], after: &[Quad]) -> (usize, usize) {
+    let (mut removed, mut added) = (0, 0);
+    walk_changes(before, after, |_, gone| {
+        *if gone { &mut removed } else { &mut added } += 1
+    });
+    (removed, added)
+}
+
+/// Calls `f` with each quad of sorted `before` not in sorted `after` (`true`: gone) and each of `after` not in
+/// `before` (`false`: new), in order.
+fn walk_changes(before: &[Quad], after: &[Quad], mut f: impl FnMut(&Quad, bool)) {
     let (mut i, mut j) = (0, 0);
-    while i < before.len() || j < after.len() {
+    loop {
         match (before.get(i), after.get(j)) {
             (Some(a), Some(b)) if a == b => {
                 i += 1;
                 j += 1;
             }
             (Some(a), Some(b)) if a < b => {
-                removed.push(*a);
+                f(a, true);
                 i += 1;
             }
             (Some(a), None) => {
-                removed.push(*a);
+                f(a, true);
                 i += 1;
             }
             (_, Some(b)) => {
-                added.push(*b);
+                f(b, false);
                 j += 1;
             }
             (None, None) => break,
         }
     }
-    (removed, added)
 }
 
 /// `materialize --state`: the facts brought up to date from the state (maintained when only the data changed),
@@ -1404,12 +1422,21 @@ fn materialize_state(
     let mut clock = Instant::now();
     control::enter(Phase::Output);
     let mut after = None;
+    // The derived facts' change is listed for what reads it (the patch, a delta of the state, the net change
+    // with the asserted facts); else, after a run from scratch, only counted: no copies of the derived facts.
+    let listed = settings.diff.is_some() || base.is_some() || settings.include_asserted;
+    let mut counted = None;
     let derived = match was {
         _ if mode == state::Mode::Unchanged => (Vec::new(), Vec::new()),
         Was::Changed { removed, added } => (removed, added),
         Was::Listed(before) => {
             let now = after.insert(sorted_quads(&[&reasoned.overlay], None));
-            changes(&before, now)
+            if listed {
+                changes(&before, now)
+            } else {
+                counted = Some(count_changes(&before, now));
+                (Vec::new(), Vec::new())
+            }
         }
     };
     let derived_after = |q: &Quad| (reasoned.overlay).contains(q[0], [q[1], q[2], q[3]]);
@@ -1448,8 +1475,10 @@ fn materialize_state(
             list.dedup();
         }
         (removed, added)
-    } else {
+    } else if settings.diff.is_some() {
         derived.clone()
+    } else {
+        (Vec::new(), Vec::new())
     };
     if settings.output {
         let quads = if settings.include_asserted {
@@ -1461,7 +1490,11 @@ fn materialize_state(
     } else {
         drop(after);
     }
-    let (removed_count, added_count) = (removed.len(), added.len());
+    let (removed_count, added_count) = match counted {
+        Some(counts) => counts,
+        None if settings.include_asserted => (removed.len(), added.len()),
+        None => (derived.0.len(), derived.1.len()),
+    };
     if let Some(path) = &settings.diff {
         rdf::sort_quads(&store.dict, &mut removed);
         rdf::sort_quads(&store.dict, &mut added);

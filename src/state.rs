@@ -55,6 +55,14 @@ impl FileRef {
         }
     }
 
+    fn written<W>(file: String, w: &format::Written<W>) -> Self {
+        Self {
+            file,
+            bytes: w.bytes,
+            crc32: w.crc32,
+        }
+    }
+
     fn to_json(&self) -> Value {
         json!({"file": self.file, "bytes": self.bytes, "crc32": self.crc32})
     }
@@ -507,7 +515,7 @@ pub fn save(
     overlay: &Overlay,
     rules: &[RuleText],
     delta: Option<(&format::Delta, &Files)>,
-    lines: Option<&[Option<LineTable>]>,
+    lines: Option<LinesAhead>,
 ) -> Result<bool, StateError> {
     let name = dir.display().to_string();
     let failed = |e: io::Error| StateError::Write {
@@ -526,6 +534,15 @@ pub fn save(
             let n = e.file_name().to_string_lossy().into_owned();
             if n.starts_with(&stale) && (n.ends_with(".new") || n.ends_with(".old")) {
                 let _ = std::fs::remove_dir_all(e.path());
+            }
+            // Line tables written ahead by a killed run (this run's own are in hand, not in the folder).
+            if n.starts_with(&stale)
+                && n.ends_with(LINES_AHEAD)
+                && lines
+                    .as_ref()
+                    .is_none_or(|l| l.path.as_deref() != Some(&e.path()))
+            {
+                let _ = std::fs::remove_file(e.path());
             }
         }
     }
@@ -568,19 +585,15 @@ pub fn save(
                 for e in std::fs::read_dir(&new)?.flatten() {
                     std::fs::remove_file(e.path())?;
                 }
-                let snapshot = format::encode(store, overlay, rules);
-                write_synced(&new.join(SNAPSHOT), &snapshot)?;
-                vec![FileRef::of(SNAPSHOT.to_owned(), &snapshot)]
+                let file = std::fs::File::create(new.join(SNAPSHOT))?;
+                let written = format::write(file, store, overlay, rules)?;
+                written.out.sync_all()?;
+                vec![FileRef::written(SNAPSHOT.to_owned(), &written)]
             }
         };
         let lines = match lines {
-            Some(tables) if tables.iter().any(Option::is_some) => {
-                // A cache (see `open_lines`): not synced.
-                let bytes = format::encode_lines(tables);
-                std::fs::write(new.join(LINES), &bytes)?;
-                Some(FileRef::of(LINES.to_owned(), &bytes))
-            }
-            _ => None,
+            Some(ahead) => Some(ahead.move_into(&new)?),
+            None => None,
         };
         let text = serde_json::to_string_pretty(&manifest.to_json(&files, lines.as_ref()))
             .map_err(io::Error::other)?;
@@ -607,6 +620,77 @@ pub fn save(
         Ok(as_delta)
     })
     .map_err(failed)
+}
+
+/// The end of the name of line tables written ahead, beside a state.
+const LINES_AHEAD: &str = ".lines";
+
+/// A state's line tables written ahead to a file beside it, as soon as the data is read (a cache, see
+/// [`open_lines`]: not synced), so that the run does not hold them in memory until it saves the state; removed
+/// unless [`save`] moves them into the new state.
+#[derive(Debug)]
+pub struct LinesAhead {
+    /// The file, until it is moved into a state.
+    path: Option<PathBuf>,
+    written: FileRef,
+}
+
+impl LinesAhead {
+    /// Writes the line tables of a state's data files (in the files' order; `None`: a file without one) beside
+    /// the state `dir`; nothing when no file has one.
+    pub fn write(dir: &Path, tables: &[Option<LineTable>]) -> Result<Option<Self>, StateError> {
+        if tables.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let (parent, base) = beside(dir);
+        let path = parent.join(format!(
+            ".{base}.reasonctl-{}{LINES_AHEAD}",
+            std::process::id()
+        ));
+        let failed = |e: io::Error| StateError::Write {
+            dir: dir.display().to_string(),
+            reason: e.to_string(),
+        };
+        let file =
+            control::create_temporary(&path, || std::fs::File::create(&path)).map_err(failed)?;
+        match format::write_lines(file, tables) {
+            Ok(w) => Ok(Some(Self {
+                path: Some(path),
+                written: FileRef::written(LINES.to_owned(), &w),
+            })),
+            Err(e) => {
+                discard(&path);
+                Err(failed(e))
+            }
+        }
+    }
+
+    /// Moves the file into the folder `new` under its name in a state; its reference there.
+    fn move_into(mut self, new: &Path) -> io::Result<FileRef> {
+        let path = self.path.take().expect("not moved yet");
+        let moved = control::release_temporary(&path, || {
+            std::fs::rename(&path, new.join(&self.written.file))
+        });
+        if moved.is_err() {
+            discard(&path);
+        }
+        moved.map(|()| self.written.clone())
+    }
+}
+
+impl Drop for LinesAhead {
+    fn drop(&mut self) {
+        if let Some(path) = self.path.take() {
+            discard(&path);
+        }
+    }
+}
+
+/// Removes a temporary file and forgets it.
+fn discard(path: &Path) {
+    control::release_temporary(path, || {
+        let _ = std::fs::remove_file(path);
+    });
 }
 
 fn is_empty_dir(dir: &Path) -> bool {

@@ -495,7 +495,7 @@ fn a_state_that_cannot_be_written_fails_with_exit_2() {
 }
 
 #[test]
-fn a_capped_run_does_not_write_its_state() {
+fn a_capped_run_does_not_write_its_state_and_leaves_nothing_beside_it() {
     let dir = folder();
     save(dir.path());
     let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
@@ -527,6 +527,8 @@ fn a_capped_run_does_not_write_its_state() {
         fs::read(dir.path().join("st/manifest.json")).unwrap(),
         manifest
     );
+    // The data's line table, written beside the state as soon as the data was read, went with the run.
+    assert_eq!(left_beside(dir.path()), Vec::<String>::new());
 }
 
 /// A chain `n0 → … → n(len-1)` over ex:p, as N-Triples.
@@ -857,13 +859,17 @@ fn a_run_killed_while_saving_leaves_a_readable_state() {
     // The next save clears what the killed runs left beside the state.
     fs::write(dir.path().join("big.nt"), version(99)).unwrap();
     assert!(run(dir.path(), &args).status.success());
-    let beside: Vec<String> = fs::read_dir(dir.path())
+    assert_eq!(left_beside(dir.path()), Vec::<String>::new());
+}
+
+/// What runs left beside the state `st` in `dir`: folders being written, line tables written ahead.
+fn left_beside(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with(".st.reasonctl-"))
-        .collect();
-    assert_eq!(beside, Vec::<String>::new());
+        .collect()
 }
 
 /// The quads of an N-Quads text, sorted.
@@ -941,6 +947,63 @@ fn changed_data_is_maintained_to_the_bytes_a_fresh_run_writes_and_the_diff_patch
         "TX .\nTC .\n"
     );
     assert_eq!(json(dir.path(), "s.json")["mode"], "unchanged");
+}
+
+/// The `--stats` counts of the output's change, and the patch's `D` and `A` rows (when one was asked for).
+fn output_change(dir: &Path, args: &[&str], diff: bool) -> ((u64, u64), Option<(usize, usize)>) {
+    let mut args = args.to_vec();
+    args.extend(["--stats", "s.json"]);
+    if diff {
+        args.extend(["--diff", "p.rdfp"]);
+    }
+    let out = run(dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let stats = json(dir, "s.json");
+    let counts = (
+        stats["output_removed"].as_u64().unwrap(),
+        stats["output_added"].as_u64().unwrap(),
+    );
+    let rows = diff.then(|| {
+        let patch = fs::read_to_string(dir.join("p.rdfp")).unwrap();
+        let rows = |tag: &str| patch.lines().filter(|l| l.starts_with(tag)).count();
+        (rows("D "), rows("A "))
+    });
+    (counts, rows)
+}
+
+#[test]
+fn the_stats_count_the_output_change_the_patch_lists_whether_or_not_a_patch_is_written() {
+    let args = [
+        "materialize",
+        "data.trig",
+        "--rules",
+        "rules.rq",
+        "--state",
+        "st",
+        "-o",
+        "out.nq",
+    ];
+    let (plain, patched) = (folder(), folder());
+    // A new state: every derived fact is new (6 reach facts, 1 seen fact).
+    let counted = output_change(plain.path(), &args, false);
+    let listed = output_change(patched.path(), &args, true);
+    assert_eq!(counted.0, (0, 7));
+    assert_eq!(listed, ((0, 7), Some((0, 7))));
+    // Other rules derive again from scratch: one reach rule gone, its facts with it, a fact of a new rule.
+    for dir in [&plain, &patched] {
+        fs::write(
+            dir.path().join("rules.rq"),
+            RULES.replace(
+                "#@rule step\nCONSTRUCT { ?x ex:reach ?z } WHERE { ?x ex:reach ?y . ?y ex:p ?z }\n",
+                "",
+            ) + "#@rule end\nCONSTRUCT { ex:d ex:end ex:yes } WHERE { ex:c ex:p ex:d }\n",
+        )
+        .unwrap();
+    }
+    let counted = output_change(plain.path(), &args, false);
+    let listed = output_change(patched.path(), &args, true);
+    assert_eq!(counted.0, (3, 1));
+    assert_eq!(listed, ((3, 1), Some((3, 1))));
 }
 
 #[test]

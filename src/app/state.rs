@@ -16,7 +16,7 @@ use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
 use crate::state::format::Delta;
-use crate::state::{self, Change, Files, Input, Manifest, ResultOptions, StateError};
+use crate::state::{self, Change, Files, Input, LinesAhead, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
 use crate::store::overlay::sorted_quads;
@@ -315,9 +315,9 @@ pub(super) struct Record {
     inputs: Vec<Input>,
     changes: Vec<Change>,
     options: ResultOptions,
-    /// The data files' line tables, for the next dump to be compared with (none after a change set: the data
-    /// is then no longer what the files say).
-    lines: Option<Vec<Option<LineTable>>>,
+    /// The data files' line tables, for the next dump to be compared with, written ahead beside the state
+    /// (none after a change set: the data is then no longer what the files say).
+    lines: Option<LinesAhead>,
 }
 
 impl Record {
@@ -380,7 +380,7 @@ pub(super) fn save(
         &reasoned.overlay,
         &program,
         delta,
-        record.lines.as_deref(),
+        record.lines,
     )
     .map_err(failure)?;
     progress.clear();
@@ -742,7 +742,7 @@ fn load_changed(
             inputs: given_inputs,
             changes: Vec::new(),
             options: options(load, settings),
-            lines: Some(lines),
+            lines: LinesAhead::write(dir, &lines).map_err(failure)?,
         };
         (store, old_asserted, asserted, record)
     };
@@ -775,7 +775,8 @@ pub(super) fn update(
             control::enter(Phase::Load);
             let (mut store, lines) = load_lines(Loader::new(), sources, load_options, progress)?;
             let mut record = Record::files(sources, load_options, reasoning)?;
-            record.lines = Some(lines);
+            record.lines = LinesAhead::write(dir, &lines).map_err(failure)?;
+            drop(lines);
             lap("load", &mut times);
             let reasoned = reason(&mut store, reasoning, run, false, progress)?;
             lap("reason", &mut times);

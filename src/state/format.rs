@@ -4,6 +4,7 @@
 //! through a small buffer. The file starts with a magic line and the format version; the manifest records its
 //! length and CRC-32.
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::rules::source::RuleText;
@@ -35,18 +36,31 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damaged(pub String);
 
-/// Encodes a store, its derived facts and the program's rule texts.
+/// Encodes a store, its derived facts and the program's rule texts in memory ([`write`]'s bytes).
+#[cfg(test)]
 pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
-    let mut w = Writer(Vec::with_capacity(
-        store.heap_bytes() + overlay.len() * 12 + 1024,
-    ));
-    w.0.extend_from_slice(MAGIC);
+    write(Vec::new(), store, overlay, rules)
+        .expect("a vector takes every byte")
+        .out
+}
+
+/// Writes the snapshot of a store, its derived facts and the program's rule texts to `out`, through a buffer of
+/// its own (the snapshot is never held whole: saving a state costs no second copy of the store), with the
+/// bytes written and their CRC-32.
+pub fn write<W: Write>(
+    out: W,
+    store: &Store,
+    overlay: &Overlay,
+    rules: &[RuleText],
+) -> io::Result<Written<W>> {
+    let mut w = Writer::new(out);
+    w.put(MAGIC);
     w.u32(VERSION);
-    let d = store.dict.to_parts();
-    w.bytes(&d.terms);
-    w.u64s(&d.term_starts);
-    w.bytes(&d.namespaces);
-    w.u64s(&d.namespace_starts);
+    let d = store.dict.parts();
+    w.bytes(d.terms);
+    w.u64s(d.term_starts);
+    w.bytes(d.namespaces);
+    w.u64s(d.namespace_starts);
     w.u32(d.base);
     w.u32(d.blank_nodes);
     w.u32(store.prefixes.len() as u32);
@@ -59,15 +73,16 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
     for (g, index) in graphs {
         w.u32(g.0);
         w.u64(index.len() as u64);
-        w.triples(index.triples());
+        index.triples().iter().for_each(|t| w.triple(t));
     }
     let derived: Vec<TermId> = overlay.graph_ids().collect();
     w.u32(derived.len() as u32);
     for g in derived {
-        let spo = overlay.graph_triples(g);
+        // A graph's runs hold different triples: their merge is as long as they are together.
+        let runs: Vec<&[Triple]> = overlay.runs_of(g).collect();
         w.u32(g.0);
-        w.u64(spo.len() as u64);
-        w.triples(&spo);
+        w.u64(runs.iter().map(|r| r.len() as u64).sum());
+        crate::store::overlay::merge_runs(&runs, |t| w.triple(&t));
     }
     w.u32(rules.len() as u32);
     for r in rules {
@@ -102,7 +117,7 @@ pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
         }
         w.str(&r.text);
     }
-    w.0
+    w.finish()
 }
 
 /// A snapshot's sections before they are assembled: what deltas apply to.
@@ -136,8 +151,8 @@ pub const DELTA_MAGIC: &[u8; 16] = b"REASONCTL-DELTA\n";
 /// Encodes a delta.
 pub fn encode_delta(d: &Delta) -> Vec<u8> {
     let quads = d.asserted.0.len() + d.asserted.1.len() + d.derived.0.len() + d.derived.1.len();
-    let mut w = Writer(Vec::with_capacity(d.dict.terms.len() + quads * 16 + 1024));
-    w.0.extend_from_slice(DELTA_MAGIC);
+    let mut w = Writer::new(Vec::with_capacity(d.dict.terms.len() + quads * 16 + 1024));
+    w.put(DELTA_MAGIC);
     w.u32(VERSION);
     w.bytes(&d.dict.terms);
     w.u64s(&d.dict.term_starts);
@@ -158,7 +173,7 @@ pub fn encode_delta(d: &Delta) -> Vec<u8> {
             }
         }
     }
-    w.0
+    w.finish().expect("a vector takes every byte").out
 }
 
 fn decode_delta(bytes: &[u8]) -> Result<Delta, Damaged> {
@@ -512,23 +527,31 @@ impl Streamed {
 /// The first bytes of a lines file.
 pub const LINES_MAGIC: &[u8; 16] = b"REASONCTL-LINES\n";
 
-/// Encodes the line tables of a state's data files, in the files' order (`None`: a file without one).
+/// Encodes the line tables of a state's data files in memory ([`write_lines`]'s bytes).
+#[cfg(test)]
 pub fn encode_lines(tables: &[Option<LineTable>]) -> Vec<u8> {
-    let size: usize = tables.iter().flatten().map(|t| t.len() * 32 + 9).sum();
-    let mut w = Writer(Vec::with_capacity(size + 32));
-    w.0.extend_from_slice(LINES_MAGIC);
+    write_lines(Vec::new(), tables)
+        .expect("a vector takes every byte")
+        .out
+}
+
+/// Writes the line tables of a state's data files, in the files' order (`None`: a file without one), to
+/// `out` through a buffer, with the bytes written and their CRC-32.
+pub fn write_lines<W: Write>(out: W, tables: &[Option<LineTable>]) -> io::Result<Written<W>> {
+    let mut w = Writer::new(out);
+    w.put(LINES_MAGIC);
     w.u32(VERSION);
     w.u32(tables.len() as u32);
     for table in tables {
         let Some(table) = table else {
-            w.0.push(0);
+            w.put(&[0]);
             continue;
         };
-        w.0.push(1);
+        w.put(&[1]);
         let (hashes, quads) = table.parts();
         w.u64(hashes.len() as u64);
         for h in hashes {
-            w.0.extend_from_slice(&h.to_le_bytes());
+            w.put(&h.to_le_bytes());
         }
         for q in quads {
             for id in q {
@@ -536,7 +559,7 @@ pub fn encode_lines(tables: &[Option<LineTable>]) -> Vec<u8> {
             }
         }
     }
-    w.0
+    w.finish()
 }
 
 /// Decodes what [`encode_lines`] wrote, for a dictionary of `terms` terms (every id must be one of them).
@@ -595,20 +618,75 @@ fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged>
     Ok(tables)
 }
 
-struct Writer(Vec<u8>);
+/// How many bytes a [`Writer`] gathers before it hands them on.
+const WRITE_BUFFER: usize = 1 << 20;
 
-impl Writer {
+/// What a [`write`] wrote: its sink back, the bytes written and their CRC-32.
+pub struct Written<W> {
+    /// The sink written to.
+    pub out: W,
+    /// How many bytes.
+    pub bytes: u64,
+    /// Their CRC-32.
+    pub crc32: u32,
+}
+
+/// Writes little-endian numbers and lists to a sink through a buffer, counting the bytes and their CRC-32 as
+/// they go. The first error of the sink is kept and returned by [`Writer::finish`]; nothing is written after it.
+struct Writer<W: Write> {
+    out: W,
+    buffer: Vec<u8>,
+    crc: crc32fast::Hasher,
+    bytes: u64,
+    failed: Option<io::Error>,
+}
+
+impl<W: Write> Writer<W> {
+    fn new(out: W) -> Self {
+        Self {
+            out,
+            buffer: Vec::with_capacity(WRITE_BUFFER),
+            crc: crc32fast::Hasher::new(),
+            bytes: 0,
+            failed: None,
+        }
+    }
+
+    /// Hands the gathered bytes to the sink.
+    fn drain(&mut self) {
+        self.crc.update(&self.buffer);
+        self.bytes += self.buffer.len() as u64;
+        if self.failed.is_none()
+            && let Err(e) = self.out.write_all(&self.buffer)
+        {
+            self.failed = Some(e);
+        }
+        self.buffer.clear();
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        if self.buffer.len() + b.len() > WRITE_BUFFER {
+            self.drain();
+        }
+        if b.len() > WRITE_BUFFER {
+            self.buffer.extend_from_slice(b);
+            self.drain();
+        } else {
+            self.buffer.extend_from_slice(b);
+        }
+    }
+
     fn u32(&mut self, v: u32) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     fn bytes(&mut self, b: &[u8]) {
         self.u64(b.len() as u64);
-        self.0.extend_from_slice(b);
+        self.put(b);
     }
 
     fn str(&mut self, s: &str) {
@@ -622,13 +700,26 @@ impl Writer {
         }
     }
 
-    fn triples(&mut self, ts: &[[TermId; 3]]) {
-        self.0.reserve(ts.len() * 12);
-        for t in ts {
-            for id in t {
-                self.u32(id.0);
-            }
+    fn triple(&mut self, t: &Triple) {
+        let mut b = [0u8; 12];
+        for (i, id) in t.iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&id.0.to_le_bytes());
         }
+        self.put(&b);
+    }
+
+    /// The sink, the bytes written and their CRC-32; or the sink's first error.
+    fn finish(mut self) -> io::Result<Written<W>> {
+        self.drain();
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        self.out.flush()?;
+        Ok(Written {
+            out: self.out,
+            bytes: self.bytes,
+            crc32: self.crc.finalize(),
+        })
     }
 }
 
@@ -980,6 +1071,73 @@ mod tests {
         assert_eq!(back.rules[0].origin, rules()[0].origin);
         // The same bytes again: encoding is deterministic.
         assert_eq!(encode(&back.store, &back.overlay, &back.rules), bytes);
+    }
+
+    /// A sink that takes `room` bytes, then fails as a full disk does.
+    struct Full {
+        room: usize,
+        taken: Vec<u8>,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            if self.taken.len() + b.len() > self.room {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "no room"));
+            }
+            self.taken.extend_from_slice(b);
+            Ok(b.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_snapshot_written_through_the_buffer_counts_its_bytes_and_checksum_and_a_sink_error_is_returned()
+     {
+        let mut store = store();
+        let mut overlay = Overlay::new();
+        let q = store.dict.intern_iri("http://e/q");
+        let a = store.dict.lookup_iri("http://e/a").unwrap();
+        // More derived triples than the writer's buffer holds, in two runs merged as they are written.
+        let n = WRITE_BUFFER / 12 + 1000;
+        let mut many: Vec<Triple> = (0..n)
+            .map(|i| [store.dict.intern_iri(&format!("http://e/s{i}")), q, a])
+            .collect();
+        many.sort_unstable();
+        let (odd, even): (Vec<Triple>, Vec<Triple>) = many.iter().partition(|t| t[0].0 % 2 == 1);
+        overlay.add(TermId::DEFAULT_GRAPH, even);
+        overlay.add(TermId::DEFAULT_GRAPH, odd);
+        let written = write(
+            Full {
+                room: usize::MAX,
+                taken: Vec::new(),
+            },
+            &store,
+            &overlay,
+            &rules(),
+        )
+        .unwrap();
+        let bytes = written.out.taken;
+        assert_eq!(written.bytes, bytes.len() as u64);
+        assert_eq!(written.crc32, crc32fast::hash(&bytes));
+        assert!(bytes.len() > WRITE_BUFFER);
+        let back = decode(&bytes, &[]).unwrap();
+        assert_eq!(back.overlay.graph_triples(TermId::DEFAULT_GRAPH), many);
+        let failed = write(
+            Full {
+                room: bytes.len() / 2,
+                taken: Vec::new(),
+            },
+            &store,
+            &overlay,
+            &rules(),
+        );
+        assert_eq!(
+            failed.map(|w| w.bytes).unwrap_err().kind(),
+            io::ErrorKind::StorageFull
+        );
     }
 
     #[test]

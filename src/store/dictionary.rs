@@ -159,6 +159,22 @@ pub struct DictionaryParts {
     pub blank_nodes: u32,
 }
 
+/// A dictionary's [`DictionaryParts`], borrowed ([`Dictionary::parts`]).
+pub struct PartsRef<'a> {
+    /// The terms' encoded entries.
+    pub terms: &'a [u8],
+    /// Where each term's entry starts.
+    pub term_starts: &'a [u64],
+    /// The namespaces' entries.
+    pub namespaces: &'a [u8],
+    /// Where each namespace starts.
+    pub namespace_starts: &'a [u64],
+    /// The first id.
+    pub base: u32,
+    /// Blank nodes numbered so far.
+    pub blank_nodes: u32,
+}
+
 impl DictionaryParts {
     /// How many terms and namespaces the parts hold (a [`Dictionary::tail_since`] mark).
     pub fn counts(&self) -> (usize, usize) {
@@ -260,11 +276,24 @@ impl Dictionary {
 
     /// The bytes this dictionary is made of ([`Dictionary::from_parts`] rebuilds it).
     pub fn to_parts(&self) -> DictionaryParts {
+        let p = self.parts();
         DictionaryParts {
-            terms: self.terms.bytes.clone(),
-            term_starts: self.terms.starts.clone(),
-            namespaces: self.namespaces.bytes.clone(),
-            namespace_starts: self.namespaces.starts.clone(),
+            terms: p.terms.to_vec(),
+            term_starts: p.term_starts.to_vec(),
+            namespaces: p.namespaces.to_vec(),
+            namespace_starts: p.namespace_starts.to_vec(),
+            base: p.base,
+            blank_nodes: p.blank_nodes,
+        }
+    }
+
+    /// The bytes this dictionary is made of, borrowed: what [`Dictionary::to_parts`] copies.
+    pub fn parts(&self) -> PartsRef<'_> {
+        PartsRef {
+            terms: &self.terms.bytes,
+            term_starts: &self.terms.starts,
+            namespaces: &self.namespaces.bytes,
+            namespace_starts: &self.namespaces.starts,
             base: self.base,
             blank_nodes: self.blank_nodes,
         }
