@@ -471,7 +471,7 @@ impl Parts {
     }
 }
 
-/// Decodes a snapshot ([`encode`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
+/// Decodes a snapshot ([`write`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
 /// order; the asserted quads' orders are built.
 pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
     Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas, true)
