@@ -36,7 +36,7 @@ pub struct Snapshot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damaged(pub String);
 
-/// Encodes a store, its derived facts and the program's rule texts in memory ([`write`]'s bytes).
+/// Encodes a store, its derived facts and the program's rule texts in memory ([`write()`]'s bytes).
 #[cfg(test)]
 pub fn encode(store: &Store, overlay: &Overlay, rules: &[RuleText]) -> Vec<u8> {
     write(Vec::new(), store, overlay, rules)
@@ -471,7 +471,7 @@ impl Parts {
     }
 }
 
-/// Decodes a snapshot ([`write`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
+/// Decodes a snapshot ([`write()`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
 /// order; the asserted quads' orders are built.
 pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
     Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas, true)
@@ -621,7 +621,7 @@ fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged>
 /// How many bytes a [`Writer`] gathers before it hands them on.
 const WRITE_BUFFER: usize = 1 << 20;
 
-/// What a [`write`] wrote: its sink back, the bytes written and their CRC-32.
+/// What [`write()`] or [`write_lines`] wrote: its sink back, the bytes written and their CRC-32.
 pub struct Written<W> {
     /// The sink written to.
     pub out: W,
