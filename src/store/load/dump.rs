@@ -55,6 +55,48 @@ impl LineTable {
         (&self.hashes, &self.quads)
     }
 
+    /// The table now: the lines `seen` again (by position), and the `added` ones (sorted, none already in it),
+    /// merged by hash; with the quads of the lines not seen. Built in place: the kept entries are moved down
+    /// over the gone ones, then merged with the added ones from the back, so that comparing a dump does not
+    /// hold two tables.
+    pub fn patched(
+        self,
+        seen: impl Fn(usize) -> bool,
+        added: &[(u128, Quad)],
+    ) -> (LineTable, Vec<Quad>) {
+        let Self {
+            mut hashes,
+            mut quads,
+        } = self;
+        let mut gone = Vec::new();
+        let mut kept = 0;
+        for i in 0..hashes.len() {
+            if seen(i) {
+                hashes[kept] = hashes[i];
+                quads[kept] = quads[i];
+                kept += 1;
+            } else {
+                gone.push(quads[i]);
+            }
+        }
+        let size = kept + added.len();
+        hashes.resize(size, 0);
+        quads.resize(size, [TermId(0); 4]);
+        // From the back: the larger of the last kept and the last added goes last.
+        let (mut k, mut a) = (kept, added.len());
+        for at in (0..size).rev() {
+            if a > 0 && (k == 0 || added[a - 1] > (hashes[k - 1], quads[k - 1])) {
+                a -= 1;
+                (hashes[at], quads[at]) = added[a];
+            } else {
+                k -= 1;
+                hashes[at] = hashes[k];
+                quads[at] = quads[k];
+            }
+        }
+        (Self { hashes, quads }, gone)
+    }
+
     /// How many lines.
     pub fn len(&self) -> usize {
         self.hashes.len()
@@ -375,32 +417,8 @@ impl Loader {
         let mut added: Vec<(u128, Quad)> = quads_of_lines(&new_lines, &runs, &triples).collect();
         added.sort_unstable();
         let new: Vec<Quad> = added.iter().map(|&(_, q)| q).collect();
-        // The table now: the lines seen again, and the new ones, merged by hash.
-        let mut gone = Vec::new();
-        let size = table.len() + added.len();
-        let (mut hashes, mut quads) = (Vec::with_capacity(size), Vec::with_capacity(size));
-        let mut added = added.into_iter().peekable();
-        for ((&h, &q), seen) in table.hashes.iter().zip(&table.quads).zip(&seen) {
-            if !seen.load(Ordering::Relaxed) {
-                gone.push(q);
-                continue;
-            }
-            while let Some((a, b)) = added.next_if(|a| *a < (h, q)) {
-                hashes.push(a);
-                quads.push(b);
-            }
-            hashes.push(h);
-            quads.push(q);
-        }
-        for (a, b) in added {
-            hashes.push(a);
-            quads.push(b);
-        }
-        Ok(Some(Compared {
-            gone,
-            new,
-            table: LineTable { hashes, quads },
-        }))
+        let (table, gone) = table.patched(|i| seen[i].load(Ordering::Relaxed), &added);
+        Ok(Some(Compared { gone, new, table }))
     }
 }
 
@@ -432,6 +450,40 @@ mod tests {
                     assert!(d.find(missing).is_empty(), "n = {n}: {missing}");
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_table_patched_in_place_keeps_the_lines_seen_adds_the_new_ones_sorted_and_gives_the_gone_ones(
+            old in proptest::collection::btree_set(0u128..64, 0..40),
+            seen_mask in proptest::num::u64::ANY,
+            new in proptest::collection::btree_set(64u128..128, 0..40),
+        ) {
+            // Hashes interleave (old in 0..64 and new in 64..128, spread by a multiplier) so merges cross.
+            let spread = |h: u128| h.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1000;
+            let quad = |h: u128| [TermId(h as u32); 4];
+            let mut entries: Vec<(u128, Quad)> = old.iter().map(|&h| (spread(h), quad(h))).collect();
+            entries.sort_unstable();
+            let (hashes, quads) = entries.iter().copied().unzip();
+            let table = LineTable::from_parts(hashes, quads).unwrap();
+            let seen = |i: usize| seen_mask >> (i % 64) & 1 == 1;
+            let mut added: Vec<(u128, Quad)> = new.iter().map(|&h| (spread(h), quad(h))).collect();
+            added.sort_unstable();
+            let (patched, gone) = table.patched(seen, &added);
+            let mut want: Vec<(u128, Quad)> = (entries.iter().enumerate())
+                .filter(|&(i, _)| seen(i))
+                .map(|(_, &e)| e)
+                .chain(added.iter().copied())
+                .collect();
+            want.sort_unstable();
+            let (hashes, quads): (Vec<u128>, Vec<Quad>) = want.into_iter().unzip();
+            proptest::prop_assert_eq!(patched.parts(), (&hashes[..], &quads[..]));
+            let want_gone: Vec<Quad> = (entries.iter().enumerate())
+                .filter(|&(i, _)| !seen(i))
+                .map(|(_, &(_, q))| q)
+                .collect();
+            proptest::prop_assert_eq!(gone, want_gone);
         }
     }
 
