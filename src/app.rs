@@ -446,6 +446,10 @@ pub fn stopped(reason: Stop, limits: Limits, phase: Phase, removed: usize) -> Re
         (Phase::Output, _) => {
             "; the output files being written were removed (the previous ones are intact)"
         }
+        // The output files were written before the save began; the swap of the state's folder is one step.
+        (Phase::Save, _) => {
+            "; the output files written are whole, and the state is either the previous one or the new one, whole (run the command again to bring it up to date: a state that already is changes nothing)"
+        }
         _ => "; nothing was written",
     };
     Report::new(match reason {

@@ -259,8 +259,10 @@ pub enum Phase {
     Explain,
     /// Writing the output.
     Output,
-    /// Saving or opening a state.
-    State,
+    /// Opening a state.
+    Open,
+    /// Saving a state (the output is written).
+    Save,
 }
 
 impl Phase {
@@ -274,7 +276,8 @@ impl Phase {
             Phase::Query => "while running the query",
             Phase::Explain => "while explaining",
             Phase::Output => "while writing the output",
-            Phase::State => "while saving or opening the state",
+            Phase::Open => "while opening the state",
+            Phase::Save => "while saving the state",
         }
     }
 }
@@ -293,7 +296,8 @@ pub fn phase() -> Phase {
         x if x == Phase::Query as u8 => Phase::Query,
         x if x == Phase::Explain as u8 => Phase::Explain,
         x if x == Phase::Output as u8 => Phase::Output,
-        x if x == Phase::State as u8 => Phase::State,
+        x if x == Phase::Open as u8 => Phase::Open,
+        x if x == Phase::Save as u8 => Phase::Save,
         _ => Phase::Start,
     }
 }

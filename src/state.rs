@@ -609,13 +609,14 @@ pub fn save(
                 return Err(e);
             }
         };
-        if exists {
-            swap(&new, dir)?;
-            // `new` now holds the previous state.
-            let _ = std::fs::remove_dir_all(&new);
+        let placed = if exists {
+            swap(&new, dir)
         } else {
-            std::fs::rename(&new, dir)?;
-        }
+            std::fs::rename(&new, dir)
+        };
+        // Swapped, `new` holds the previous state; not placed, the new one, which goes too.
+        let _ = std::fs::remove_dir_all(&new);
+        placed?;
         sync_dir(&parent)?;
         Ok(as_delta)
     })

@@ -1347,3 +1347,45 @@ fn query_answers_on_a_terminal_escape_c1_controls_in_their_own_syntax() {
         }
     }
 }
+
+// A rules folder with a link named as a rule file that leads nowhere: the rule it was meant to hold is not
+// silently dropped.
+#[cfg(unix)]
+#[test]
+fn a_rules_folder_with_a_dangling_rule_file_link_is_refused_not_skipped() {
+    let dir = folder();
+    fs::create_dir(dir.path().join("rules")).unwrap();
+    fs::write(
+        dir.path().join("rules/a.rq"),
+        format!("{PREFIX}CONSTRUCT {{ ?a ex:q ?b }} WHERE {{ ?a ex:p ?b }}\n"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/nonexistent/b.rq", dir.path().join("rules/b.rq")).unwrap();
+    for args in [
+        &["lint", "rules"][..],
+        &[
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "rules",
+            "-o",
+            "out.nq",
+        ][..],
+    ] {
+        let out = reasonctl()
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        // lint reports each rule's diagnostic on standard output, the verdict on standard error.
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out))
+            .replace('\n', " ")
+            .replace(" │ ", " ");
+        assert!(
+            text.contains("reasonctl::rules::unreadable") && text.contains("b.rq"),
+            "{args:?}: {text}"
+        );
+    }
+    assert!(!dir.path().join("out.nq").exists());
+}

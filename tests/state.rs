@@ -495,6 +495,226 @@ fn a_state_that_cannot_be_written_fails_with_exit_2() {
 }
 
 #[test]
+fn an_output_written_inside_the_state_folder_is_refused_before_anything_runs() {
+    let dir = folder();
+    save(dir.path());
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    let snapshot = fs::read(dir.path().join("st/snapshot.bin")).unwrap();
+    let base = [
+        "materialize",
+        "data.trig",
+        "--rules",
+        "rules.rq",
+        "--state",
+        "st",
+    ];
+    for (extra, flag) in [
+        (&["-o", "st/snapshot.bin", "--format", "nquads"][..], "-o"),
+        (&["-o", "st/new.nq"][..], "-o"),
+        (&["-o", "./st/../st/x.nq"][..], "-o"),
+        (&["--out-dir", "st/out"][..], "--out-dir"),
+        (&["-o", "o.nq", "--diff", "st/manifest.json"][..], "--diff"),
+        (
+            &["-o", "o.nq", "--stats", "st/manifest.json"][..],
+            "--stats",
+        ),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let out = run(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::settings::inside_state")
+                && stderr(&out).contains(&format!("{flag} ")),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+    // A query refreshing the state may not write its answer there either.
+    let out = run(
+        dir.path(),
+        &[
+            "query",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "st",
+            "--refresh",
+            "--query",
+            "ASK { ?s ?p ?o }",
+            "-o",
+            "st/answer.srj",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::inside_state"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/manifest.json")).unwrap(),
+        manifest
+    );
+    assert_eq!(
+        fs::read(dir.path().join("st/snapshot.bin")).unwrap(),
+        snapshot
+    );
+    assert!(!dir.path().join("o.nq").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_state_named_by_a_symbolic_link_is_the_folder_it_leads_to_saved_and_locked_there() {
+    let dir = folder();
+    save(dir.path());
+    std::os::unix::fs::symlink("st", dir.path().join("link")).unwrap();
+    fs::write(
+        dir.path().join("plus.nt"),
+        "<http://example.org/d> <http://example.org/p> <http://example.org/e> .\n",
+    )
+    .unwrap();
+    let count = |state: &str| {
+        stdout(&run(
+            dir.path(),
+            &[
+                "query",
+                "--state",
+                state,
+                "--query",
+                "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }",
+                "--format",
+                "tsv",
+            ],
+        ))
+    };
+    let before = count("st");
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "link",
+            "--add",
+            "plus.nt",
+            "-o",
+            "o.nq",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The link is still a link, and the folder it leads to holds the change.
+    assert!(
+        fs::symlink_metadata(dir.path().join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_ne!(count("st"), before);
+    assert_eq!(count("st"), count("link"));
+    // While a run holds the state, a run through the link is refused as busy: one lock, beside the folder.
+    let _held = reasonctl::state::lock(&dir.path().join("st")).unwrap();
+    let busy = run(
+        dir.path(),
+        &[
+            "materialize",
+            "--state",
+            "link",
+            "--add",
+            "plus.nt",
+            "-o",
+            "o.nq",
+        ],
+    );
+    assert_eq!(busy.status.code(), Some(2), "{}", stderr(&busy));
+    assert!(
+        stderr(&busy).contains("reasonctl::state::busy"),
+        "{}",
+        stderr(&busy)
+    );
+    // A link that leads nowhere is refused, and nothing is left beside it.
+    std::os::unix::fs::symlink("missing", dir.path().join("dangling")).unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "materialize",
+            "data.trig",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "dangling",
+            "-o",
+            "o.nq",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("reasonctl::settings::state_link"),
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("reasonctl-"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_pipe_as_data_or_change_set_of_a_state_run_is_refused_not_read_twice() {
+    let dir = folder();
+    save(dir.path());
+    let fifo = dir.path().join("p.nt");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for args in [
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--add",
+            "p.nt",
+            "-o",
+            "o.nq",
+        ][..],
+        &[
+            "materialize",
+            "--state",
+            "st",
+            "--remove",
+            "p.nt",
+            "-o",
+            "o.nq",
+        ][..],
+        &[
+            "materialize",
+            "p.nt",
+            "--rules",
+            "rules.rq",
+            "--state",
+            "new",
+            "-o",
+            "o.nq",
+        ][..],
+    ] {
+        // No writer ever opens the FIFO: a run that read it would wait (the helper's timeout says so).
+        let out = run(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::settings::state_pipe"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
 fn a_capped_run_does_not_write_its_state_and_leaves_nothing_beside_it() {
     let dir = folder();
     save(dir.path());

@@ -167,7 +167,7 @@ fn differences(
 /// The store, derived facts and program of a state; its reasoning time; its manifest; the files it was opened
 /// from.
 fn from_state(dir: &Path, orders: bool, progress: &Progress) -> Result<Opened, Failure> {
-    control::enter(Phase::State);
+    control::enter(Phase::Open);
     progress.message(&format!("opening the state {}", dir.display()));
     let (manifest, snapshot, files) = state::open(dir, orders).map_err(failure)?;
     let mut store = snapshot.store;
@@ -348,7 +348,7 @@ pub(super) fn save(
     if reasoned.report.as_ref().is_some_and(|r| r.capped.is_some()) {
         return Ok(false);
     }
-    control::enter(Phase::State);
+    control::enter(Phase::Save);
     progress.message(&format!("saving the state {}", dir.display()));
     let manifest = Manifest {
         reasonctl: env!("CARGO_PKG_VERSION").to_owned(),

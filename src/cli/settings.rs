@@ -210,6 +210,48 @@ pub enum SettingsError {
         )
     )]
     StateStdin,
+    /// An input of a state run that can be read only once.
+    #[error(
+        "--state records its inputs by their contents, and {path} is not a regular file (a pipe or device is read only once)"
+    )]
+    #[diagnostic(
+        code(reasonctl::settings::state_pipe),
+        help(
+            "write it to a file and pass its path (a compressed file is read as it is: pass x.nt.gz itself)"
+        )
+    )]
+    StatePipe {
+        /// The input.
+        path: String,
+    },
+    /// `--state` names a symbolic link that leads nowhere.
+    #[error("--state {path} is a symbolic link to {target}, which does not exist")]
+    #[diagnostic(
+        code(reasonctl::settings::state_link),
+        help("create the folder the link leads to, or give --state the folder itself")
+    )]
+    StateLink {
+        /// The link.
+        path: String,
+        /// Where it leads.
+        target: String,
+    },
+    /// An output file inside the state folder.
+    #[error(
+        "{flag} {path} is inside the state folder {state}, which is replaced whole when the state is saved"
+    )]
+    #[diagnostic(
+        code(reasonctl::settings::inside_state),
+        help("write it outside the state folder, for example beside it")
+    )]
+    InsideState {
+        /// The flag.
+        flag: &'static str,
+        /// The path.
+        path: String,
+        /// The state folder.
+        state: String,
+    },
     /// Stdin named twice.
     #[error("standard input (-) is named more than once")]
     #[diagnostic(code(reasonctl::settings::stdin_twice), help("pass - at most once"))]
@@ -354,6 +396,9 @@ fn query(args: QueryArgs) -> Result<QuerySettings, SettingsError> {
     let timeout = timeout(args.timeout)?;
     let now = reasoning_time(args.reasoning_time.as_deref())?;
     let reasoning = reasoning(args.reasoning, timeout, now, &sources)?;
+    if let (Some(state), Some(out)) = (&reasoning.state, &output) {
+        outside(state, "-o", out)?;
+    }
     stats_beside(
         reasoning.stats.as_ref(),
         output.is_none().then_some((
@@ -422,8 +467,19 @@ fn reasoning(
     now: Option<DateTime>,
     sources: &[DataSource],
 ) -> Result<ReasoningSettings, SettingsError> {
-    if args.state.is_some() && sources.contains(&DataSource::Stdin) {
-        return Err(SettingsError::StateStdin);
+    let state = args.state.map(state_folder).transpose()?;
+    if let Some(state) = &state {
+        if sources.contains(&DataSource::Stdin) {
+            return Err(SettingsError::StateStdin);
+        }
+        for source in sources {
+            if let DataSource::File(path) = source {
+                read_once(path)?;
+            }
+        }
+        if let Some(stats) = &args.stats {
+            outside(state, "--stats", stats)?;
+        }
     }
     Ok(ReasoningSettings {
         sources: rule_sources(args.rules, args.rules_graph)?,
@@ -443,7 +499,7 @@ fn reasoning(
         stats: args.stats,
         closure: !args.no_closure,
         owl2rl: args.owl2rl,
-        state: args.state,
+        state,
         refresh: args.refresh,
         track: false,
         dataflow: None,
@@ -524,6 +580,19 @@ fn materialize(args: MaterializeArgs) -> Result<MaterializeSettings, SettingsErr
         .any(|p| p.as_os_str() == "-")
     {
         return Err(SettingsError::StateStdin);
+    }
+    if let Some(state) = &reasoning.state {
+        for path in args.add.iter().chain(&args.remove) {
+            read_once(path)?;
+        }
+        match &target {
+            OutputTarget::File(out) => outside(state, "-o", out)?,
+            OutputTarget::Dir(dir) => outside(state, "--out-dir", dir)?,
+            _ => {}
+        }
+        if let Some(diff) = args.diff.as_deref().filter(|d| d.as_os_str() != "-") {
+            outside(state, "--diff", diff)?;
+        }
     }
     if let Some(diff) = &args.diff {
         let clash = |flag, other: Option<&std::path::PathBuf>| match other {
@@ -634,6 +703,60 @@ fn deps(args: DepsArgs) -> Result<DepsSettings, SettingsError> {
         output: stdout_if_dash(args.output),
         state: args.state,
     })
+}
+
+/// The state folder `--state` names: a symbolic link is followed (the folder it leads to is the state, saved in
+/// its place and locked beside it, whatever the spelling), and must lead to something.
+fn state_folder(path: std::path::PathBuf) -> Result<std::path::PathBuf, SettingsError> {
+    if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(path);
+    }
+    std::fs::canonicalize(&path).map_err(|_| SettingsError::StateLink {
+        path: path.display().to_string(),
+        target: std::fs::read_link(&path)
+            .map_or_else(|e| e.to_string(), |t| t.display().to_string()),
+    })
+}
+
+/// An input of a state run: a file read twice (once for its content hash), so not a pipe or a device.
+fn read_once(path: &std::path::Path) -> Result<(), SettingsError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Err(SettingsError::StatePipe {
+            path: path.display().to_string(),
+        }),
+        // A missing file or a folder: the load says so.
+        _ => Ok(()),
+    }
+}
+
+/// `path` (given with `flag`) outside the state folder `state`, which a save replaces whole: a file written
+/// inside would be lost, or would damage the state.
+fn outside(
+    state: &std::path::Path,
+    flag: &'static str,
+    path: &std::path::Path,
+) -> Result<(), SettingsError> {
+    // A path made absolute, its deepest existing part resolved (links, `..`), the rest as written.
+    let resolved = |p: &std::path::Path| -> Option<std::path::PathBuf> {
+        let whole = std::path::absolute(p).ok()?;
+        let mut existing = whole.as_path();
+        let mut rest = Vec::new();
+        while std::fs::symlink_metadata(existing).is_err() {
+            rest.push(existing.file_name()?);
+            existing = existing.parent()?;
+        }
+        let mut out = std::fs::canonicalize(existing).ok()?;
+        out.extend(rest.iter().rev());
+        Some(out)
+    };
+    match (resolved(state), resolved(path)) {
+        (Some(s), Some(p)) if p.starts_with(&s) => Err(SettingsError::InsideState {
+            flag,
+            path: path.display().to_string(),
+            state: state.display().to_string(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Whether two paths name one file: the same text, or (when both exist) the same file on disk. A device such as

@@ -414,14 +414,22 @@ fn string_vs_iri(rule: &Rule, atoms: &[&TriplePattern], store: &Store, out: &mut
     }
 }
 
-// restates(r) :- head(r, h), atom(r, a), h = a.
+// restates(r) :- head(r, h), atom(r, a), h = a, not reified(r, h).
 fn restates(rule: &Rule, atoms: &[&TriplePattern], store: &Store, out: &mut Vec<Warning>) {
     let same = |h: &TemplateTerm, p: &PatternTerm| match (h, p) {
         (TemplateTerm::Const(a), PatternTerm::Const(b)) => a == b,
         (TemplateTerm::Var(a), PatternTerm::Var(b)) => a == b,
         _ => false,
     };
-    for head in rule.heads.iter().filter(|h| h.graph.is_none()) {
+    // An annotated head's edge is written with the reifier another head of the rule makes for it
+    // (`?r rdf:reifies <<( s p o )>>`): restating the body, it still derives the annotation.
+    let reified = |h: &crate::rules::Head| {
+        rule.heads.iter().any(|other| {
+            other.graph == h.graph
+                && matches!(&other.terms[2], TemplateTerm::Triple(t) if **t == h.terms)
+        })
+    };
+    for head in (rule.heads.iter()).filter(|h| h.graph.is_none() && !reified(h)) {
         let restated = atoms.iter().any(|tp| {
             tp.graph == GraphTerm::Default && (0..3).all(|i| same(&head.terms[i], &tp.terms[i]))
         });

@@ -128,7 +128,7 @@ pub fn read_rules_file(path: &Path) -> std::io::Result<String> {
 }
 
 /// The rule files a `--rules` path names: the file itself, or a folder's `*.rq *.sparql *.json *.jsonld *.srl
-/// *.ttl *.trig` sorted by name.
+/// *.ttl *.trig` (but folders) sorted by name.
 fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
     let unreadable = |reason: String| RuleError::Unreadable {
         path: path.to_owned(),
@@ -142,8 +142,10 @@ fn rule_files(path: &Path) -> Result<Vec<PathBuf>, RuleError> {
         .map_err(|e| unreadable(e.to_string()))?
         .flatten()
         .map(|e| e.path())
+        // Every entry named as a rule file but a folder: one that cannot be read (a link that leads nowhere)
+        // is an error when it is read, never skipped without a word.
         .filter(|p| {
-            p.is_file()
+            !p.is_dir()
                 && p.extension().and_then(|e| e.to_str()).is_some_and(|e| {
                     matches!(
                         e,

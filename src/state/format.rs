@@ -414,7 +414,12 @@ impl Parts {
         // The ids the dictionary has: from its base (below it, an id names nothing) to its end.
         let base = self.dict.base;
         let known = |t: TermId| (base..end).contains(&t.0);
-        let in_range = |ts: &[[TermId; 3]]| ts.iter().flatten().all(|&t| known(t));
+        // A triple's terms are RDF terms: the default graph's reserved id is none of them.
+        let in_range = |ts: &[[TermId; 3]]| {
+            ts.iter()
+                .flatten()
+                .all(|&t| t != TermId::DEFAULT_GRAPH && known(t))
+        };
         // A state's dictionary is whole: it starts at 0, where the default graph and the built-in terms are.
         if base != 0 {
             return Err(Damaged(
@@ -596,7 +601,9 @@ fn read_lines(r: &mut impl Source, terms: TermId) -> Result<LineTables, Damaged>
                     u128::from_le_bytes(c.try_into().expect("16 bytes"))
                 })?;
                 let quads = r.quads(n)?;
-                if quads.iter().flatten().any(|&id| id.0 >= terms.0) {
+                if quads.iter().any(|q| {
+                    q.iter().any(|id| id.0 >= terms.0) || q[1..].contains(&TermId::DEFAULT_GRAPH)
+                }) {
                     return Err(Damaged(
                         "a line's quad names a term the dictionary lacks".to_owned(),
                     ));
@@ -1184,6 +1191,34 @@ mod tests {
         let streamed = stream_through(&longer[..], len, 96).unwrap();
         assert_eq!(streamed.bytes, len + 4);
         assert_eq!(streamed.crc32, crc32fast::hash(&longer));
+    }
+
+    #[test]
+    fn a_snapshot_or_delta_whose_triple_names_the_default_graph_id_as_a_term_is_refused() {
+        let mut store = store();
+        let q = store.dict.intern_iri("http://e/q");
+        let a = store.dict.lookup_iri("http://e/a").unwrap();
+        for place in 0..3 {
+            let mut t = [a, q, a];
+            t[place] = TermId::DEFAULT_GRAPH;
+            let mut overlay = Overlay::new();
+            overlay.add(TermId::DEFAULT_GRAPH, vec![t]);
+            let bytes = encode(&store, &overlay, &rules());
+            assert_eq!(
+                decode(&bytes, &[]).err(),
+                Some(Damaged("the derived quads are damaged".to_owned())),
+                "{t:?}"
+            );
+            // The same triple added by a delta to a sound snapshot.
+            let sound = encode(&store, &Overlay::new(), &rules());
+            let delta = encode_delta(&Delta {
+                dict: store.dict.tail_since(store.dict.counts()),
+                prefixes: store.prefixes.clone(),
+                asserted: (Vec::new(), vec![[TermId::DEFAULT_GRAPH, t[0], t[1], t[2]]]),
+                derived: (Vec::new(), Vec::new()),
+            });
+            assert!(decode(&sound, &[delta]).is_err(), "{t:?}");
+        }
     }
 
     #[test]
