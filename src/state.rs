@@ -797,12 +797,14 @@ pub struct Lock {
 
 impl Drop for Lock {
     // The lock file goes while it is still held: a run that opened it meanwhile finds, once it holds it, that the
-    // name leads to it no longer, and takes the lock afresh ([`lock`]). A run killed before this leaves the file,
-    // which the next run takes and removes.
+    // name leads to it no longer, and takes the lock afresh ([`lock`]). A run stopped by a signal or a budget
+    // removes it with its temporaries; one killed outright leaves the file, which the next run takes and removes.
     fn drop(&mut self) {
-        if names(&self.path, &self.file) {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        control::release_temporary(&self.path, || {
+            if names(&self.path, &self.file) {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        });
     }
 }
 
@@ -879,6 +881,9 @@ pub fn lock(dir: &Path) -> Result<Lock, StateError> {
         // Held: unless the run that held it before removed the file after this one opened it (then it is a
         // file no other run can find, and the lock is taken again on the name).
         if names(&path, &file) {
+            // Recorded as a temporary, so that a run stopped by a signal or a budget (whose `Drop`s do not run)
+            // removes it as well.
+            let _ = control::create_temporary(&path, || Ok(()));
             return Ok(Lock { file, path });
         }
     }

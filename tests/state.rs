@@ -2493,3 +2493,56 @@ fn an_inconsistency_found_while_maintaining_reads_as_the_one_a_run_from_scratch_
     // The same clashes, each written the same way round, in the same order.
     assert_eq!(stderr(&maintained), stderr(&fresh));
 }
+
+/// A run stopped by SIGINT or SIGTERM while it holds the state removes its lock file with its other temporaries,
+/// and leaves the state as it was.
+#[cfg(unix)]
+#[test]
+fn a_run_stopped_by_a_signal_leaves_no_lock_file_beside_the_state() {
+    use std::process::{Command as Process, Stdio};
+    let dir = folder();
+    save(dir.path());
+    let manifest = fs::read(dir.path().join("st/manifest.json")).unwrap();
+    // A long chain: its transitive closure keeps the run busy well past the signal.
+    fs::write(dir.path().join("data.trig"), chain_nt(0, 3000)).unwrap();
+    let lock = dir.path().join(".st.reasonctl.lock");
+    for signal in ["INT", "TERM"] {
+        let mut child = Process::new(env!("CARGO_BIN_EXE_reasonctl"))
+            .args([
+                "materialize",
+                "data.trig",
+                "--rules",
+                "rules.rq",
+                "--state",
+                "st",
+                "-o",
+                "o.nq",
+            ])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while !lock.exists() && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(lock.exists(), "SIG{signal}: the run never took the lock");
+        let sent = Process::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = child.wait().unwrap();
+        assert!(
+            !status.success(),
+            "SIG{signal}: the run finished before the signal"
+        );
+        assert!(!lock.exists(), "SIG{signal}: the lock file was left");
+        assert_eq!(
+            fs::read(dir.path().join("st/manifest.json")).unwrap(),
+            manifest
+        );
+        assert_eq!(left_beside(dir.path()), Vec::<String>::new());
+    }
+}
