@@ -501,6 +501,18 @@ fn is_state(dir: &Path) -> bool {
         .is_some_and(|v| v.get("format").and_then(Value::as_str) == Some("reasonctl-state"))
 }
 
+/// Whether a state may be written into `dir`: it is not there yet, or is a state, or an empty folder (checked
+/// before a run, so that a folder that is not a state is refused before anything is derived or written, and
+/// again when saving).
+pub fn replaceable(dir: &Path) -> Result<(), StateError> {
+    if dir.exists() && !(dir.is_dir() && (is_state(dir) || is_empty_dir(dir))) {
+        return Err(StateError::NotAState {
+            dir: dir.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
 /// Writes a state into `dir`: a new folder beside it, written and flushed, then swapped into place, so the
 /// previous state stays whole and readable until the new one is. A folder that is not a state is not replaced.
 /// With `delta` (what this run changed in the state opened from `Files`), the new folder keeps the previous
@@ -522,10 +534,8 @@ pub fn save(
         dir: name.clone(),
         reason: e.to_string(),
     };
+    replaceable(dir)?;
     let exists = dir.exists();
-    if exists && !(dir.is_dir() && (is_state(dir) || is_empty_dir(dir))) {
-        return Err(StateError::NotAState { dir: name });
-    }
     let (parent, base) = beside(dir);
     // Folders a killed run left beside the state are not states: they go.
     let stale = format!(".{base}.reasonctl-");

@@ -444,7 +444,7 @@ fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
 }
 
 #[test]
-fn a_folder_that_is_not_a_state_is_not_replaced() {
+fn a_folder_that_is_not_a_state_is_refused_before_the_run_writes_anything_and_not_replaced() {
     let dir = folder();
     fs::create_dir(dir.path().join("st")).unwrap();
     fs::write(dir.path().join("st/notes.txt"), "mine").unwrap();
@@ -457,8 +457,11 @@ fn a_folder_that_is_not_a_state_is_not_replaced() {
             "rules.rq",
             "--state",
             "st",
+            "-o",
+            "out.nq",
         ],
     );
+    assert!(!dir.path().join("out.nq").exists());
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("reasonctl::state::not_a_state"),

@@ -772,6 +772,8 @@ pub(super) fn update(
         Ok(m) => m,
         // No state yet: the data and rules run.
         Err(StateError::Missing { .. }) if change.is_empty() => {
+            // A folder that is not a state is refused now, not after the run wrote its output.
+            state::replaceable(dir).map_err(failure)?;
             control::enter(Phase::Load);
             let (mut store, lines) = load_lines(Loader::new(), sources, load_options, progress)?;
             let mut record = Record::files(sources, load_options, reasoning)?;
