@@ -476,6 +476,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::HeadAnnotation { rule, .. }
         | RuleError::HeadAnonymous { rule }
         | RuleError::LiteralSubject { rule, .. }
+        | RuleError::HeadNeverFact { rule, .. }
         | RuleError::InvalidLiteral { rule, .. }
         | RuleError::JsonSyntax { rule, .. }
         | RuleError::MissingKey { rule, .. }
@@ -646,6 +647,9 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     s.var_in(var, s.template()),
                     &format!("this {role} is always a literal"),
                 ),
+                RuleError::HeadNeverFact { role, .. } => {
+                    label(s.template().and_then(|t| s.bytes(t)), &format!("a head here has this {role}"))
+                }
                 RuleError::UnsafeNegation { var, .. } => {
                     let neg = s.negation_with(Some(var));
                     let inner = neg
@@ -742,6 +746,9 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     j.string_from(head, &format!("?{var}")),
                     &format!("this {role} is always a literal"),
                 ),
+                RuleError::HeadNeverFact { role, .. } => {
+                    label(j.key("insert"), &format!("a head here has this {role}"))
+                }
                 RuleError::UnsafeNegation { var, .. } => {
                     // The negation whose own region (up to the next negation) names the variable.
                     let negations = j.all_ci(body, &["not-exists", "notexists"]);

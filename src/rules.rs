@@ -179,6 +179,21 @@ pub enum RuleError {
         /// `reifier`, `subject` or `predicate`.
         role: &'static str,
     },
+    /// A head whose subject or predicate is a constant no triple can have there.
+    #[error("rule {rule}: the head's {role} is {term}, {why}, so the head derives nothing")]
+    #[diagnostic(help(
+        "a triple's subject is an IRI or a blank node and its predicate an IRI; a triple term goes in the object position, as in `?r rdf:reifies <<( ?s ?p ?o )>>`"
+    ))]
+    HeadNeverFact {
+        /// The rule id.
+        rule: String,
+        /// The term, as written in N-Triples.
+        term: String,
+        /// `subject` or `predicate`.
+        role: &'static str,
+        /// Why it cannot be there.
+        why: &'static str,
+    },
     /// A JSON-LD head node without `@id`.
     #[error("rule {rule}: a head node has no \"@id\"; it would mint a fresh node for every match")]
     #[diagnostic(help("give the node an \"@id\": a \"?variable\" bound by the body, or an IRI"))]

@@ -27,6 +27,8 @@ pub const HEAD_BLANK_NODE: &str = "reasonctl::rules::head_blank_node";
 pub const HEAD_ANNOTATION: &str = "reasonctl::rules::head_annotation";
 /// A head subject or predicate variable the body binds only to literals.
 pub const LITERAL_SUBJECT: &str = "reasonctl::rules::literal_subject";
+/// Error: a head's constant subject or predicate that no triple can have there.
+pub const HEAD_NEVER_FACT: &str = "reasonctl::rules::head_never_fact";
 /// A JSON-LD head node without `@id`.
 pub const HEAD_ANONYMOUS: &str = "reasonctl::rules::head_anonymous";
 /// A head value whose lexical form is invalid for its datatype.
@@ -138,6 +140,10 @@ pub const ALL: &[(&str, &str)] = &[
         LITERAL_SUBJECT,
         "A head subject (a reifier) or predicate variable the body binds only to literals",
     ),
+    (
+        HEAD_NEVER_FACT,
+        "A head subject that is a literal or a triple term, or a predicate that is not an IRI",
+    ),
     (HEAD_ANONYMOUS, "A JSON-LD head node without `@id`"),
     (
         INVALID_LITERAL,
@@ -221,6 +227,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::HeadBlankNode { .. } => HEAD_BLANK_NODE,
         RuleError::HeadAnnotation { .. } => HEAD_ANNOTATION,
         RuleError::LiteralSubject { .. } => LITERAL_SUBJECT,
+        RuleError::HeadNeverFact { .. } => HEAD_NEVER_FACT,
         RuleError::HeadAnonymous { .. } => HEAD_ANONYMOUS,
         RuleError::InvalidLiteral { .. } => INVALID_LITERAL,
         RuleError::JsonSyntax { .. } => JSON_SYNTAX,

@@ -369,7 +369,8 @@ fn mentions(op: &Op, skip: Option<&Op>, out: &mut VarSet) {
     }
 }
 
-/// Head subjects (reifiers among them) and predicates that the body binds only to literals: such a head derives
+/// Head subjects that are literal or triple-term constants, predicates that are constants other than IRIs, and
+/// head subjects (reifiers among them) and predicates that the body binds only to literals: such a head derives
 /// nothing. A variable is literal-only when the body binds it, and every binding is a BIND of an expression that
 /// always yields a literal, a VALUES column of literals, or a COUNT, SUM, AVG or GROUP_CONCAT. One error per
 /// variable.
@@ -389,6 +390,40 @@ pub fn literal_subjects(
         .filter(|h| h.terms[1] == TemplateTerm::Const(wk::RDF_REIFIES))
         .map(|h| &h.terms[0])
         .collect();
+    // never(r) :- head(r, h), subject(h, s), (literal(s) ; triple_term(s)).
+    // never(r) :- head(r, h), predicate(h, p), constant(p), not iri(p).
+    for h in heads {
+        use crate::store::{TermRef, TermSource};
+        let subject = match &h.terms[0] {
+            TemplateTerm::Const(c) if matches!(dict.get(*c), TermRef::Literal { .. }) => {
+                Some((Some(*c), "a literal"))
+            }
+            TemplateTerm::Triple(_) => Some((None, "a triple term")),
+            _ => None,
+        };
+        let predicate = match &h.terms[1] {
+            TemplateTerm::Const(c) if !matches!(dict.get(*c), TermRef::Iri(_)) => {
+                Some((Some(*c), "not an IRI"))
+            }
+            _ => None,
+        };
+        for (found, role) in [(subject, "subject"), (predicate, "predicate")] {
+            if let Some((term, why)) = found {
+                let term = term.map_or_else(|| "<<( … )>>".to_owned(), |t| dict.display(t));
+                if !out
+                    .iter()
+                    .any(|e| matches!(e, RuleError::HeadNeverFact { term: t, .. } if *t == term))
+                {
+                    out.push(RuleError::HeadNeverFact {
+                        rule: rule.to_owned(),
+                        term,
+                        role,
+                        why,
+                    });
+                }
+            }
+        }
+    }
     for h in heads {
         let roles = [
             (
