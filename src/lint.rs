@@ -647,8 +647,20 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                     s.var_in(var, s.template()),
                     &format!("this {role} is always a literal"),
                 ),
-                RuleError::HeadNeverFact { role, .. } => {
-                    label(s.template().and_then(|t| s.bytes(t)), &format!("a head here has this {role}"))
+                RuleError::HeadNeverFact { role, .. } => label(
+                    s.template().and_then(|t| s.bytes(t)),
+                    &format!("a head here has this {role}"),
+                ),
+                RuleError::InvalidLiteral { value, .. } => {
+                    // The literal's quoted form inside the template.
+                    let within = s.template().and_then(|t| s.bytes(t));
+                    let found = within.and_then(|r| {
+                        let quoted = format!("\"{value}\"");
+                        t.text[r.clone()]
+                            .find(&quoted)
+                            .map(|at| r.start + at..r.start + at + quoted.len())
+                    });
+                    label(found, "not a value of its datatype")
                 }
                 RuleError::UnsafeNegation { var, .. } => {
                     let neg = s.negation_with(Some(var));

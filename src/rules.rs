@@ -203,7 +203,9 @@ pub enum RuleError {
     },
     /// A head value object whose lexical form is invalid for its datatype.
     #[error("rule {rule}: \"{value}\" is not a valid {datatype}")]
-    #[diagnostic(help("write a value of that datatype, or change the \"@type\""))]
+    #[diagnostic(help(
+        "write a value of that datatype, or change the datatype (`^^` in SPARQL, \"@type\" in JSON-LD)"
+    ))]
     InvalidLiteral {
         /// The rule id.
         rule: String,

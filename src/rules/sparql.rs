@@ -390,6 +390,7 @@ pub fn compile(
         });
     }
     errors.extend(validate::literal_subjects(id, &body, &heads, &vars, dict));
+    errors.extend(validate::invalid_head_literals(id, &heads, dict));
     if !errors.is_empty() {
         return Err(errors);
     }

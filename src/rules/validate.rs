@@ -456,6 +456,48 @@ pub fn literal_subjects(
     out
 }
 
+/// Head literals whose lexical form is invalid for their datatype (`"abc"^^xsd:integer`), as the JSON-LD surface
+/// refuses them: one error per literal.
+pub fn invalid_head_literals(
+    rule: &str,
+    heads: &[crate::rules::Head],
+    dict: &crate::store::Dictionary,
+) -> Vec<RuleError> {
+    use crate::ir::lower::TemplateTerm;
+    use crate::store::{LiteralKind, TermRef};
+    let mut out: Vec<RuleError> = Vec::new();
+    let mut terms: Vec<&TemplateTerm> = heads.iter().flat_map(|h| h.terms.iter()).collect();
+    while let Some(t) = terms.pop() {
+        match t {
+            TemplateTerm::Triple(inner) => terms.extend(inner.iter()),
+            TemplateTerm::Const(c) => {
+                let TermRef::Literal {
+                    lexical,
+                    kind: LiteralKind::Typed(datatype),
+                } = dict.get(*c)
+                else {
+                    continue;
+                };
+                let TermRef::Iri(datatype) = dict.get(datatype) else {
+                    continue;
+                };
+                let datatype = datatype.to_string();
+                let seen = |e: &RuleError| matches!(e, RuleError::InvalidLiteral { value, datatype: d, .. } if value == lexical && *d == datatype);
+                if !super::jsonld::head::valid_lexical(lexical, &datatype) && !out.iter().any(seen)
+                {
+                    out.push(RuleError::InvalidLiteral {
+                        rule: rule.to_owned(),
+                        value: lexical.to_owned(),
+                        datatype,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// How a body binds one variable: to literals only, or (also) otherwise.
 #[derive(Default)]
 struct Bindings {

@@ -426,20 +426,7 @@ impl HeadBuilder<'_> {
 
     /// A typed literal, its lexical form checked for the XSD types the engine knows.
     fn typed(&mut self, lexical: &str, datatype: &str) -> Option<TemplateTerm> {
-        let local = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#");
-        let valid = match local {
-            // Every type derived from xsd:integer, its value in the type's range (`"300"^^xsd:byte` is not).
-            Some(l) if crate::exec::value::is_integer_type(datatype) => {
-                parse_integer(lexical).is_some_and(|i| crate::exec::value::integer_in_range(l, i))
-            }
-            Some("decimal") => parse_decimal(lexical).is_some(),
-            Some("double" | "float") => parse_double(lexical).is_some(),
-            Some("boolean") => parse_boolean(lexical).is_some(),
-            Some("dateTime") => DateTime::parse(lexical, wk::XSD_DATE_TIME).is_some(),
-            Some("date") => DateTime::parse(lexical, wk::XSD_DATE).is_some(),
-            _ => true,
-        };
-        if !valid {
+        if !valid_lexical(lexical, datatype) {
             self.errors.push(HeadError::InvalidLiteral {
                 value: lexical.to_owned(),
                 datatype: datatype.to_owned(),
@@ -453,5 +440,23 @@ impl HeadBuilder<'_> {
     fn literal(&mut self, lexical: &str, datatype: &str) -> TemplateTerm {
         let dt = self.dict.intern_iri(datatype);
         TemplateTerm::Const(self.dict.intern_literal(lexical, LiteralKind::Typed(dt)))
+    }
+}
+
+/// Whether `lexical` is a valid form of `datatype`, for the XSD types the engine knows (any form of another
+/// type is taken as it is): a rule head's literal, in either rule language.
+pub(crate) fn valid_lexical(lexical: &str, datatype: &str) -> bool {
+    let local = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#");
+    match local {
+        // Every type derived from xsd:integer, its value in the type's range (`"300"^^xsd:byte` is not).
+        Some(l) if crate::exec::value::is_integer_type(datatype) => {
+            parse_integer(lexical).is_some_and(|i| crate::exec::value::integer_in_range(l, i))
+        }
+        Some("decimal") => parse_decimal(lexical).is_some(),
+        Some("double" | "float") => parse_double(lexical).is_some(),
+        Some("boolean") => parse_boolean(lexical).is_some(),
+        Some("dateTime") => DateTime::parse(lexical, wk::XSD_DATE_TIME).is_some(),
+        Some("date") => DateTime::parse(lexical, wk::XSD_DATE).is_some(),
+        _ => true,
     }
 }
