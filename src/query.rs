@@ -30,7 +30,7 @@ pub enum QueryError {
     #[diagnostic(
         code(reasonctl::query::too_deep),
         help(
-            "write it flatter: ?x IN (a, b, …) for long alternatives, several FILTERs for a long &&, triple patterns through intermediate variables for a long path, fewer nested groups"
+            "write it flatter: ?x IN (a, b, …) for long alternatives, several BINDs for a long sum, triple patterns through intermediate variables for a long path, fewer nested groups"
         )
     )]
     TooDeep {
@@ -126,6 +126,13 @@ pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Qu
                 "error at {line}:{col}: a triple term's subject must be an IRI, a blank node or a variable (TRIPLE() takes any term, and gives an error for such a subject)"
             ),
         ));
+    }
+    let mut parsed = parsed;
+    match &mut parsed {
+        spargebra::Query::Select { pattern, .. }
+        | spargebra::Query::Construct { pattern, .. }
+        | spargebra::Query::Describe { pattern, .. }
+        | spargebra::Query::Ask { pattern, .. } => scan::rebalance(pattern),
     }
     let pattern = match &parsed {
         spargebra::Query::Select { pattern, .. }

@@ -305,11 +305,12 @@ fn rules_nested_past_the_limits_are_refused_by_every_command() {
                 vec!["1"; 20_000].join(" + ")
             )),
         ),
+        // (A chain of && or || is regrouped, not refused: see `long_chains_of_filters_and_of_and_or_run…`.)
         (
-            "and.rq",
+            "times.rq",
             two_rules(&format!(
-                "?a ex:p ?b FILTER({})",
-                vec!["true"; 20_000].join(" && ")
+                "?a ex:p ?b FILTER({} > 0)",
+                vec!["1"; 20_000].join(" * ")
             )),
         ),
         (
@@ -396,8 +397,8 @@ fn a_query_nested_past_the_limits_is_refused() {
             " }".repeat(500)
         ),
         format!(
-            "SELECT * WHERE {{ ?a ?p ?b FILTER({}) }}",
-            vec!["true"; 5000].join(" || ")
+            "SELECT * WHERE {{ ?a ?p ?b FILTER({} > 0) }}",
+            vec!["1"; 5000].join(" + ")
         ),
     ] {
         let out = reasonctl()
@@ -1388,4 +1389,80 @@ fn a_rules_folder_with_a_dangling_rule_file_link_is_refused_not_skipped() {
         );
     }
     assert!(!dir.path().join("out.nq").exists());
+}
+
+// A rule's FILTERs of one group parse as one chain of `&&`, one level per FILTER: 1,025 of them were refused as
+// operators nested past the limit, and so was a long `||` in a query. Such chains are regrouped as balanced trees
+// (the operators are associative), so they run, and filter as written.
+#[test]
+fn long_chains_of_filters_and_of_and_or_run_and_filter_as_written() {
+    let dir = folder();
+    fs::write(
+        dir.path().join("data.ttl"),
+        "@prefix ex: <http://example.org/> .\nex:a ex:p ex:b . ex:a ex:p ex:z700 . ex:a ex:p ex:z99999 .\n",
+    )
+    .unwrap();
+    let filters: String = (0..1100)
+        .map(|i| format!("FILTER(?y != ex:z{i}) "))
+        .collect();
+    let and: Vec<String> = (0..100_000).map(|i| format!("?y != ex:z{i}")).collect();
+    fs::write(
+        dir.path().join("filters.rq"),
+        format!("{PREFIX}CONSTRUCT {{ ?x ex:q ?y }} WHERE {{ ?x ex:p ?y {filters}}}\n"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("and.rq"),
+        format!(
+            "{PREFIX}CONSTRUCT {{ ?x ex:q ?y }} WHERE {{ ?x ex:p ?y FILTER({}) }}\n",
+            and.join(" && ")
+        ),
+    )
+    .unwrap();
+    for (rules, kept) in [
+        ("filters.rq", "<http://example.org/z99999>"),
+        ("and.rq", "<http://example.org/b>"),
+    ] {
+        let out = reasonctl()
+            .args([
+                "materialize",
+                "data.ttl",
+                "--rules",
+                rules,
+                "--format",
+                "nquads",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{rules}: {}", stderr(&out));
+        let facts = String::from_utf8_lossy(&out.stdout).into_owned();
+        // ex:b is kept by both; ex:z700 by neither; ex:z99999 only past the 1,100 FILTERs.
+        assert!(
+            facts.contains("<http://example.org/b> ."),
+            "{rules}: {facts}"
+        );
+        assert!(facts.contains(kept), "{rules}: {facts}");
+        assert!(!facts.contains("z700"), "{rules}: {facts}");
+    }
+    let or: Vec<&str> = std::iter::repeat_n("false", 5000)
+        .chain(["?b = <http://example.org/b>"])
+        .collect();
+    let out = reasonctl()
+        .args([
+            "query",
+            "data.ttl",
+            "--format",
+            "tsv",
+            "--query",
+            &format!("SELECT ?b WHERE {{ ?a ?p ?b FILTER({}) }}", or.join(" || ")),
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "?b\n<http://example.org/b>\n"
+    );
 }

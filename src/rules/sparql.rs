@@ -45,7 +45,7 @@ pub fn operators_too_deep(id: &str) -> RuleError {
         what: "operators (each `||`, `&&`, `+` of a chain, each `!` or sign before an operand, and each `|` of a path is one level)",
         limit: scan::MAX_DEPTH,
         at: None,
-        help: "write long alternatives as ?x IN (a, b, …), long chains of && as several FILTERs, long paths as triple patterns through intermediate variables, and `!!…!x` as `x` or `!x`",
+        help: "write long alternatives as ?x IN (a, b, …), long sums as several BINDs, long paths as triple patterns through intermediate variables, and `!!…!x` as `x` or `!x` (chains of && and || of any length are fine)",
     }
 }
 
@@ -70,6 +70,8 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
         (Err(RuleError::Syntax { .. }), Some(_)) => parse_text(id, text),
         (other, _) => other,
     }?;
+    let mut parsed = parsed;
+    scan::rebalance(&mut parsed.body);
     let deep = scan::pattern_too_deep(&parsed.body)
         || parsed
             .template

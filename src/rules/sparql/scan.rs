@@ -773,6 +773,158 @@ impl Depth {
     }
 }
 
+/// Regroups every chain of `&&`, and of `||`, in a parsed pattern as a balanced tree of the same operands in the
+/// same order: `a && b && c && d` parses as `((a && b) && c) && d`, one level per operator, and a rule's FILTERs
+/// of one group are one such chain, so 1,100 FILTERs were "too deep" for [`pattern_too_deep`]. SPARQL's `&&`
+/// and `||` (errors included) are associative, so the grouping changes no result. A chain is taken apart by a
+/// loop, not by recursion; the walk into anything else stops below [`MAX_DEPTH`] (the depth check then refuses
+/// what is left).
+pub fn rebalance(p: &mut GraphPattern) {
+    Rebalance.pattern(p, 0);
+}
+
+/// The rebalancing walk.
+struct Rebalance;
+
+impl Rebalance {
+    fn pattern(&self, p: &mut GraphPattern, d: usize) {
+        if d > MAX_DEPTH {
+            return;
+        }
+        let d = d + 1;
+        match p {
+            GraphPattern::Bgp { .. } | GraphPattern::Path { .. } | GraphPattern::Values { .. } => {}
+            GraphPattern::Join { left, right }
+            | GraphPattern::Union { left, right }
+            | GraphPattern::Minus { left, right } => {
+                self.pattern(left, d);
+                self.pattern(right, d);
+            }
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } => {
+                self.pattern(left, d);
+                self.pattern(right, d);
+                if let Some(e) = expression {
+                    self.expr(e, d);
+                }
+            }
+            GraphPattern::Filter { expr, inner } => {
+                self.expr(expr, d);
+                self.pattern(inner, d);
+            }
+            GraphPattern::Graph { inner, .. }
+            | GraphPattern::Project { inner, .. }
+            | GraphPattern::Distinct { inner }
+            | GraphPattern::Reduced { inner }
+            | GraphPattern::Slice { inner, .. }
+            | GraphPattern::Service { inner, .. } => self.pattern(inner, d),
+            GraphPattern::Extend {
+                inner, expression, ..
+            } => {
+                self.pattern(inner, d);
+                self.expr(expression, d);
+            }
+            GraphPattern::OrderBy { inner, expression } => {
+                self.pattern(inner, d);
+                for o in expression {
+                    match o {
+                        OrderExpression::Asc(e) | OrderExpression::Desc(e) => self.expr(e, d),
+                    }
+                }
+            }
+            GraphPattern::Group {
+                inner, aggregates, ..
+            } => {
+                self.pattern(inner, d);
+                for (_, a) in aggregates {
+                    if let AggregateExpression::FunctionCall { expr, .. } = a {
+                        self.expr(expr, d);
+                    }
+                }
+            }
+        }
+    }
+
+    fn expr(&self, e: &mut Expression, d: usize) {
+        if d > MAX_DEPTH {
+            return;
+        }
+        let d = d + 1;
+        match e {
+            Expression::And(..) | Expression::Or(..) => {
+                let and = matches!(e, Expression::And(..));
+                // The chain's operands in order, by a loop over its operators.
+                let mut operands = Vec::new();
+                let mut todo = vec![std::mem::replace(e, Expression::Literal("".into()))];
+                while let Some(x) = todo.pop() {
+                    match x {
+                        Expression::And(a, b) if and => todo.extend([*b, *a]),
+                        Expression::Or(a, b) if !and => todo.extend([*b, *a]),
+                        operand => operands.push(operand),
+                    }
+                }
+                for o in &mut operands {
+                    self.expr(o, d);
+                }
+                *e = balanced(operands, and);
+            }
+            Expression::NamedNode(_)
+            | Expression::Literal(_)
+            | Expression::Variable(_)
+            | Expression::Bound(_) => {}
+            Expression::Equal(a, b)
+            | Expression::SameTerm(a, b)
+            | Expression::Greater(a, b)
+            | Expression::GreaterOrEqual(a, b)
+            | Expression::Less(a, b)
+            | Expression::LessOrEqual(a, b)
+            | Expression::Add(a, b)
+            | Expression::Subtract(a, b)
+            | Expression::Multiply(a, b)
+            | Expression::Divide(a, b) => {
+                self.expr(a, d);
+                self.expr(b, d);
+            }
+            Expression::In(a, list) => {
+                self.expr(a, d);
+                list.iter_mut().for_each(|x| self.expr(x, d));
+            }
+            Expression::UnaryPlus(a) | Expression::UnaryMinus(a) | Expression::Not(a) => {
+                self.expr(a, d)
+            }
+            Expression::Exists(p) => self.pattern(p, d),
+            Expression::If(a, b, c) => {
+                self.expr(a, d);
+                self.expr(b, d);
+                self.expr(c, d);
+            }
+            Expression::Coalesce(list) | Expression::FunctionCall(_, list) => {
+                list.iter_mut().for_each(|x| self.expr(x, d))
+            }
+        }
+    }
+}
+
+/// `operands` (one at least) joined by `&&` (or `||`) as a balanced tree, in order.
+fn balanced(mut operands: Vec<Expression>, and: bool) -> Expression {
+    if operands.len() == 1 {
+        return operands.pop().expect("one operand");
+    }
+    let right = operands.split_off(operands.len() / 2);
+    let (a, b) = (
+        Box::new(balanced(operands, and)),
+        Box::new(balanced(right, and)),
+    );
+    if and {
+        Expression::And(a, b)
+    } else {
+        Expression::Or(a, b)
+    }
+}
+
 /// Drops a parsed value found too deep ([`pattern_too_deep`]) without recursing through it: it is leaked, and
 /// the command fails right after.
 pub fn forget_deep<T>(value: T) {
