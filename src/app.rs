@@ -1060,8 +1060,14 @@ fn run_query(
 ) -> Result<Outcome, Failure> {
     let q = &settings.query;
     let parsed = query::parse(&q.text, &q.name, q.base.as_deref())?;
+    // Reasoning capped by --timeout stops in time for the query to read what it derived: a tenth of the
+    // timeout is the query's, and as long again as writing each fact would take (a query may read them all).
     let run = Run {
-        deadline,
+        deadline: deadline.map(|d| {
+            d.checked_sub(settings.timeout.map_or(Duration::ZERO, |t| t / 10))
+                .unwrap_or(d)
+        }),
+        reserve: datalog::budget::Reserve::rdf_output(0),
         ..Run::default()
     };
     let reasoning = &settings.reasoning;
