@@ -67,16 +67,17 @@ impl FileRef {
         json!({"file": self.file, "bytes": self.bytes, "crc32": self.crc32})
     }
 
-    fn from_json(v: &Value) -> Option<Self> {
-        let file = v.get("file")?.as_str()?.to_owned();
+    fn from_json(v: Fields) -> Result<Self, String> {
+        let file = v.str("file")?;
         // A name inside the folder, nothing else.
         if file.is_empty() || file.contains(['/', '\\']) || file.starts_with('.') {
-            return None;
+            return Err(v.wrong("file", "a file name inside the state folder"));
         }
-        Some(Self {
+        Ok(Self {
             file,
-            bytes: v.get("bytes")?.as_u64()?,
-            crc32: u32::try_from(v.get("crc32")?.as_u64()?).ok()?,
+            bytes: v.u64("bytes")?,
+            crc32: u32::try_from(v.u64("crc32")?)
+                .map_err(|_| v.wrong("crc32", "a CRC-32 (below 2^32)"))?,
         })
     }
 }
@@ -266,13 +267,12 @@ impl Input {
         json!({"path": self.path, "bytes": self.bytes, "blake3": self.hash})
     }
 
-    fn from_json(v: &Value) -> Option<Self> {
-        let hash = v.get("blake3")?.as_str()?.to_owned();
-        Some(Self {
-            path: v.get("path")?.as_str()?.to_owned(),
-            bytes: v.get("bytes")?.as_u64()?,
-            hash,
-            absolute: v.get("absolute").and_then(Value::as_str).map(str::to_owned),
+    fn from_json(v: Fields) -> Result<Self, String> {
+        Ok(Self {
+            path: v.str("path")?,
+            bytes: v.u64("bytes")?,
+            hash: v.str("blake3")?,
+            absolute: v.optional_str("absolute")?,
         })
     }
 }
@@ -309,16 +309,15 @@ impl ResultOptions {
         })
     }
 
-    fn from_json(v: &Value) -> Option<Self> {
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        Some(Self {
-            owl2rl: v.get("owl2rl")?.as_bool()?,
-            reasoning_time: text("reasoning_time"),
-            rules_graph: text("rules_graph"),
-            base: text("base"),
-            lenient: v.get("lenient")?.as_bool()?,
-            data_format: text("data_format"),
-            schedule: text("schedule")?,
+    fn from_json(v: Fields) -> Result<Self, String> {
+        Ok(Self {
+            owl2rl: v.bool("owl2rl")?,
+            reasoning_time: v.optional_str("reasoning_time")?,
+            rules_graph: v.optional_str("rules_graph")?,
+            base: v.optional_str("base")?,
+            lenient: v.bool("lenient")?,
+            data_format: v.optional_str("data_format")?,
+            schedule: v.str("schedule")?,
         })
     }
 
@@ -413,58 +412,53 @@ impl Manifest {
         })
     }
 
-    fn from_json(v: &Value) -> Option<(Self, Files)> {
-        let input = Input::from_json;
-        let inputs = v
-            .get("inputs")?
-            .as_array()?
-            .iter()
-            .map(input)
-            .collect::<Option<Vec<_>>>()?;
+    fn from_json(v: Fields) -> Result<(Self, Files), String> {
+        let inputs = (v.array("inputs")?.into_iter())
+            .map(Input::from_json)
+            .collect::<Result<Vec<_>, _>>()?;
         // A manifest without changes (written before they existed) has none.
-        let changes = match v.get("changes") {
+        let changes = match v.0.get("changes") {
             None => Vec::new(),
-            Some(c) => c
-                .as_array()?
-                .iter()
+            Some(_) => (v.array("changes")?.into_iter())
                 .map(|c| {
-                    Some(Change {
-                        added: match c.get("kind")?.as_str()? {
+                    Ok(Change {
+                        added: match c.str("kind")?.as_str() {
                             "add" => true,
                             "remove" => false,
-                            _ => return None,
+                            _ => return Err(c.wrong("kind", "\"add\" or \"remove\"")),
                         },
-                        input: input(c)?,
+                        input: Input::from_json(c)?,
                     })
                 })
-                .collect::<Option<Vec<_>>>()?,
+                .collect::<Result<Vec<_>, String>>()?,
         };
-        let counts = v.get("counts")?;
-        let mut files = vec![FileRef::from_json(v.get("snapshot")?)?];
-        if let Some(deltas) = v.get("deltas") {
-            for d in deltas.as_array()? {
+        let counts = v.object("counts")?;
+        let mut files = vec![FileRef::from_json(v.object("snapshot")?)?];
+        if v.0.get("deltas").is_some() {
+            for d in v.array("deltas")? {
                 files.push(FileRef::from_json(d)?);
             }
         }
-        Some((
+        Ok((
             Self {
-                reasonctl: v.get("reasonctl")?.as_str()?.to_owned(),
+                reasonctl: v.str("reasonctl")?,
                 inputs,
                 changes,
-                rules: v
-                    .get("rules")?
-                    .as_array()?
-                    .iter()
-                    .map(|r| r.as_str().map(str::to_owned))
-                    .collect::<Option<Vec<_>>>()?,
-                program_sha256: v.get("program_sha256")?.as_str()?.to_owned(),
-                options: ResultOptions::from_json(v.get("options")?)?,
-                terms: counts.get("terms")?.as_u64()?,
-                asserted: counts.get("asserted")?.as_u64()?,
-                derived: counts.get("derived")?.as_u64()?,
-                lines: match v.get("lines") {
+                rules: (v.array("rules")?.into_iter())
+                    .map(|r| {
+                        (r.0.as_str().map(str::to_owned)).ok_or_else(|| {
+                            format!("`{}` is not a string", r.1.trim_end_matches('.'))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+                program_sha256: v.str("program_sha256")?,
+                options: ResultOptions::from_json(v.object("options")?)?,
+                terms: counts.u64("terms")?,
+                asserted: counts.u64("asserted")?,
+                derived: counts.u64("derived")?,
+                lines: match v.0.get("lines") {
                     None | Some(Value::Null) => None,
-                    Some(l) => Some(FileRef::from_json(l)?),
+                    Some(_) => Some(FileRef::from_json(v.object("lines")?)?),
                 },
             },
             Files(files),
@@ -781,7 +775,72 @@ fn read_manifest(dir: &Path) -> Result<(Manifest, Files), StateError> {
             reads: MANIFEST_VERSION,
         });
     }
-    Manifest::from_json(&v).ok_or_else(|| corrupt(format!("{MANIFEST} lacks a field")))
+    Manifest::from_json(Fields::top(&v)).map_err(|e| corrupt(format!("{MANIFEST}: {e}")))
+}
+
+/// A JSON object of a manifest, with where it is (`counts.`), to name a field that is missing or wrong.
+#[derive(Clone)]
+struct Fields<'a>(&'a Value, String);
+
+impl<'a> Fields<'a> {
+    fn top(v: &'a Value) -> Self {
+        Self(v, String::new())
+    }
+
+    /// "`where.key` is missing or not …".
+    fn wrong(&self, key: &str, what: &str) -> String {
+        format!("`{}{key}` is missing or not {what}", self.1)
+    }
+
+    fn get(&self, key: &str, what: &str) -> Result<&'a Value, String> {
+        self.0.get(key).ok_or_else(|| self.wrong(key, what))
+    }
+
+    fn str(&self, key: &str) -> Result<String, String> {
+        (self.get(key, "a string")?.as_str().map(str::to_owned))
+            .ok_or_else(|| self.wrong(key, "a string"))
+    }
+
+    /// A string, or nothing (absent or null).
+    fn optional_str(&self, key: &str) -> Result<Option<String>, String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.str(key).map(Some),
+        }
+    }
+
+    fn u64(&self, key: &str) -> Result<u64, String> {
+        (self.get(key, "a count")?.as_u64())
+            .ok_or_else(|| self.wrong(key, "a count (a whole number, 0 or more)"))
+    }
+
+    fn bool(&self, key: &str) -> Result<bool, String> {
+        (self.get(key, "true or false")?.as_bool()).ok_or_else(|| self.wrong(key, "true or false"))
+    }
+
+    fn object(&self, key: &str) -> Result<Fields<'a>, String> {
+        let v = self.get(key, "an object")?;
+        v.is_object()
+            .then(|| Fields(v, format!("{}{key}.", self.1)))
+            .ok_or_else(|| self.wrong(key, "an object"))
+    }
+
+    /// A list of objects or strings (each named by its place, `inputs[2].`).
+    fn array(&self, key: &str) -> Result<Vec<Fields<'a>>, String> {
+        let list =
+            (self.get(key, "a list")?.as_array()).ok_or_else(|| self.wrong(key, "a list"))?;
+        list.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let at = format!("{}{key}[{i}]", self.1);
+                if v.is_object() || v.is_string() {
+                    Ok(Fields(v, format!("{at}.")))
+                } else {
+                    Err(format!("`{at}` is not an object"))
+                }
+            })
+            .collect()
+    }
 }
 
 /// The folder a state folder is in, and its name (`state` when the path names none): the files written beside
@@ -1140,7 +1199,10 @@ mod tests {
             blake3::hash(b"<a> <b> <c> .\n").to_hex().to_string()
         );
         assert_eq!(b.to_json()["blake3"], b.hash.as_str());
-        assert_eq!(Input::from_json(&b.to_json()).unwrap().hash, b.hash);
+        assert_eq!(
+            Input::from_json(Fields::top(&b.to_json())).unwrap().hash,
+            b.hash
+        );
     }
 
     #[test]

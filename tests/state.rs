@@ -363,6 +363,55 @@ fn refreshing_from_new_data_alone_keeps_the_state_rules_and_refreshing_without_d
 }
 
 #[test]
+fn a_manifest_field_that_is_missing_or_of_the_wrong_kind_is_named() {
+    let dir = folder();
+    save(dir.path());
+    let path = dir.path().join("st/manifest.json");
+    let good: serde_json::Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+    let q = ["query", "--state", "st", "--query", "ASK {}"];
+    for (edit, named) in [
+        (
+            &(|m: &mut serde_json::Value| m["counts"]["terms"] = (-1).into())
+                as &dyn Fn(&mut serde_json::Value),
+            "`counts.terms` is missing or not a count",
+        ),
+        (
+            &|m: &mut serde_json::Value| m["snapshot"]["crc32"] = (1u64 << 40).into(),
+            "`snapshot.crc32` is missing or not a CRC-32",
+        ),
+        (
+            &|m: &mut serde_json::Value| m["snapshot"]["file"] = "../x".into(),
+            "`snapshot.file` is missing or not a file name inside the state folder",
+        ),
+        (
+            &|m: &mut serde_json::Value| m["inputs"][0]["bytes"] = "many".into(),
+            "`inputs[0].bytes` is missing or not a count",
+        ),
+        (
+            &|m: &mut serde_json::Value| {
+                m["options"].as_object_mut().unwrap().remove("schedule");
+            },
+            "`options.schedule` is missing or not a string",
+        ),
+    ] {
+        let mut m = good.clone();
+        edit(&mut m);
+        fs::write(&path, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+        let out = run(dir.path(), &q);
+        assert_eq!(out.status.code(), Some(2), "{named}: {}", stderr(&out));
+        // Words as they are, whatever the wrapping.
+        let text = (stderr(&out).split_whitespace())
+            .filter(|w| *w != "│")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            text.contains("reasonctl::state::corrupt") && text.contains(named),
+            "{named}: {text}"
+        );
+    }
+}
+
+#[test]
 fn a_damaged_truncated_or_newer_state_is_refused_and_left_as_it_is() {
     let dir = folder();
     save(dir.path());
