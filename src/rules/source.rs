@@ -176,7 +176,7 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
     // `#@rule [NAME]` lines start rules; the lines before the first are the prologue shared by all.
     let mut starts: Vec<(usize, Option<String>)> = Vec::new();
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    for line in lines_inclusive(text) {
         let trimmed = line.trim();
         if let Some(rest) = trimmed.strip_prefix("#@rule") {
             if rest.is_empty() || rest.starts_with(char::is_whitespace) {
@@ -222,6 +222,29 @@ pub fn split_file(path: &Path, text: &str) -> Vec<RuleText> {
             }
         })
         .collect()
+}
+
+/// The lines of `text`, each with its line end: LF, CR LF, or a lone CR (SPARQL ends a line, and a comment, at
+/// either character; a file of classic Mac line ends is as many lines as it shows).
+fn lines_inclusive(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        let from = start;
+        let mut i = start;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => break,
+                b'\r' if bytes.get(i + 1) != Some(&b'\n') => break,
+                _ => i += 1,
+            }
+        }
+        start = (i + 1).min(bytes.len());
+        Some(&text[from..start])
+    })
 }
 
 /// A JSON-LD rules file: one rule object or an array of them; ids from `@id`, else FILE / FILE#N. Each rule's
@@ -406,6 +429,27 @@ fn stored(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_lines_are_found_whatever_the_line_ends_lf_cr_lf_or_a_lone_cr() {
+        let lf = "PREFIX ex: <http://e/>\n#@rule one\nCONSTRUCT { ?a ex:q ?b } WHERE { ?a ex:p ?b }\n#@rule two\nCONSTRUCT { ?a ex:r ?b } WHERE { ?a ex:q ?b }\n";
+        for end in ["\n", "\r\n", "\r"] {
+            let text = lf.replace('\n', end);
+            let rules = split_file(Path::new("r.rq"), &text);
+            let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+            assert_eq!(ids, ["one", "two"], "{end:?}");
+            assert_eq!(
+                rules[1].text,
+                format!(
+                    "PREFIX ex: <http://e/>{end}#@rule two{end}CONSTRUCT {{ ?a ex:r ?b }} WHERE {{ ?a ex:q ?b }}{end}"
+                )
+            );
+        }
+        assert_eq!(
+            lines_inclusive("a\rb\r\nc\nd").collect::<Vec<_>>(),
+            ["a\r", "b\r\n", "c\n", "d"]
+        );
+    }
 
     #[test]
     fn a_multi_rule_file_splits_at_rule_lines_with_the_prologue_in_front() {
