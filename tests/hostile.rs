@@ -1507,3 +1507,55 @@ fn a_query_over_rules_capped_by_time_answers_from_what_they_derived_and_says_so(
         .unwrap_or_else(|| panic!("not a count: {answer}"));
     assert!(n > 2, "{answer}");
 }
+
+// `explain --depth` over a long chain: each level indented the next by three more characters, so the text grew with
+// the depth squared (a 12,000-link chain explained 10,000 deep wrote 1.2 GB). Past 40 levels a line's indentation
+// starts again behind `┊`.
+#[test]
+fn a_deep_explanation_indents_at_most_forty_levels_and_grows_linearly() {
+    let dir = folder();
+    let chain: String = (0..300)
+        .map(|i| {
+            format!(
+                "<http://example.org/n{i}> <http://example.org/e> <http://example.org/n{}> .\n",
+                i + 1
+            )
+        })
+        .collect();
+    fs::write(dir.path().join("chain.nt"), chain).unwrap();
+    fs::write(
+        dir.path().join("reach.rq"),
+        format!(
+            "{PREFIX}#@rule base\nCONSTRUCT {{ ?x ex:r ?y }} WHERE {{ ?x ex:e ?y }}\n\
+             #@rule step\nCONSTRUCT {{ ?x ex:r ?z }} WHERE {{ ?x ex:r ?y . ?y ex:e ?z }}\n"
+        ),
+    )
+    .unwrap();
+    let out = reasonctl()
+        .args([
+            "explain",
+            "chain.nt",
+            "--rules",
+            "reach.rq",
+            "--depth",
+            "300",
+            "--fact",
+            "<http://example.org/n0> <http://example.org/r> <http://example.org/n300>",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // Every step of the chain is explained, down to the first link.
+    assert!(
+        text.contains("<http://example.org/n0> <http://example.org/r> <http://example.org/n1> ."),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(text.contains('┊'));
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    // The deepest prefix (40 levels of three characters), a branch, the status and the fact.
+    assert!(longest < 41 * 3 + 120, "a line of {longest} characters");
+    assert!(text.len() < 400_000, "{} bytes", text.len());
+}

@@ -65,6 +65,20 @@ pub fn render<T: TermSource>(
 pub const NOT_REPEATABLE: &str =
     "its body calls RAND, UUID, STRUUID or BNODE, so a replay would not see the rows the run saw";
 
+/// The most levels a tree line indents. Deeper, the indentation starts again at the margin behind `┊`, so that a
+/// deep explanation's text grows with its lines, not with their depth squared (a 10,000-link chain explained
+/// whole wrote 1.2 GB of indentation).
+const MAX_LEVELS: usize = 40;
+
+/// The prefix of a node's children: its own and `next`, or past [`MAX_LEVELS`], `┊` and `next`.
+fn deeper(prefix: &str, next: &str) -> String {
+    if prefix.chars().count() >= MAX_LEVELS * 3 {
+        format!("┊  {next}")
+    } else {
+        format!("{prefix}{next}")
+    }
+}
+
 impl<T: TermSource> Context<'_, T> {
     fn term(&self, id: TermId, short: bool) -> String {
         let full = self.terms.display(id);
@@ -457,7 +471,7 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
             self.paint(&rule.id, "1;35"),
             self.paint(&format!("({})", self.cx.locations[d.rule]), "2")
         );
-        let inner = format!("{prefix}{next}");
+        let inner = deeper(prefix, next);
         let mut lines: Vec<&Premise> = d.premises.iter().collect();
         if lines.is_empty() {
             let _ = writeln!(
@@ -486,7 +500,7 @@ impl<'c, 'a, T: TermSource> Text<'c, 'a, T> {
         } else {
             ("├─ ", "│  ")
         };
-        let inner = format!("{prefix}{next}");
+        let inner = deeper(prefix, next);
         match p {
             Premise::Fact {
                 atom,
