@@ -149,10 +149,25 @@ fn run(dir: &Path, layout: Layout) -> Result<Outcome, Failed> {
         Layout::TwoProcesses => {
             let tmp = tempfile::tempdir()?;
             let hosts = tmp.path().join("hosts");
-            fs::write(&hosts, format!("{}\n{}\n", free_address(), free_address()))?;
-            beside_process_one(dir, &args, &hosts, |a| {
-                case::run(dir, a).map_err(Into::into)
-            })?
+            // A port free when chosen may be taken before a process binds it (other tests connect and listen
+            // meanwhile): a run that could not bind (either process) is tried again on other ports.
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                fs::write(&hosts, format!("{}\n{}\n", free_address(), free_address()))?;
+                let ran = beside_process_one(dir, &args, &hosts, |a| {
+                    case::run(dir, a).map_err(Into::into)
+                });
+                let unbound = match &ran {
+                    Ok(r) => r.stderr.contains("reasonctl::dataflow::cluster_bind"),
+                    Err(e) => e
+                        .message()
+                        .is_some_and(|m| m.contains("reasonctl::dataflow::cluster_bind")),
+                };
+                if !unbound || tries == 3 {
+                    break ran?;
+                }
+            }
         }
     };
     let want_exit = case::want_exit(dir)?;
