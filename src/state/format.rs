@@ -661,23 +661,30 @@ impl<W: Write> Writer<W> {
 
     /// Hands the gathered bytes to the sink.
     fn drain(&mut self) {
-        self.crc.update(&self.buffer);
-        self.bytes += self.buffer.len() as u64;
+        let gathered = std::mem::take(&mut self.buffer);
+        self.pass(&gathered);
+        self.buffer = gathered;
+        self.buffer.clear();
+    }
+
+    /// Counts `b` and writes it to the sink (unless the sink failed before).
+    fn pass(&mut self, b: &[u8]) {
+        self.crc.update(b);
+        self.bytes += b.len() as u64;
         if self.failed.is_none()
-            && let Err(e) = self.out.write_all(&self.buffer)
+            && let Err(e) = self.out.write_all(b)
         {
             self.failed = Some(e);
         }
-        self.buffer.clear();
     }
 
     fn put(&mut self, b: &[u8]) {
         if self.buffer.len() + b.len() > WRITE_BUFFER {
             self.drain();
         }
+        // A slice larger than the buffer (the dictionary's text) goes to the sink as it is, not copied.
         if b.len() > WRITE_BUFFER {
-            self.buffer.extend_from_slice(b);
-            self.drain();
+            self.pass(b);
         } else {
             self.buffer.extend_from_slice(b);
         }
