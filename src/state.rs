@@ -47,14 +47,6 @@ pub struct FileRef {
 }
 
 impl FileRef {
-    fn of(file: String, bytes: &[u8]) -> Self {
-        Self {
-            file,
-            bytes: bytes.len() as u64,
-            crc32: crc32(bytes),
-        }
-    }
-
     fn written<W>(file: String, w: &format::Written<W>) -> Self {
         Self {
             file,
@@ -556,9 +548,9 @@ pub fn save(
         if now.as_ref() != Some(opened) || opened.0.len() > MAX_DELTAS {
             return None;
         }
-        let bytes = format::encode_delta(d);
+        let encoded = format::encode_delta(d);
         let deltas: u64 = opened.0[1..].iter().map(|f| f.bytes).sum();
-        (2 * (deltas + bytes.len() as u64) <= opened.0[0].bytes).then_some((bytes, opened))
+        (2 * (deltas + encoded.bytes) <= opened.0[0].bytes).then_some((encoded, opened))
     });
     let new = parent.join(format!(".{base}.reasonctl-{}.new", std::process::id()));
     let created = control::create_temporary(&new, || {
@@ -569,19 +561,19 @@ pub fn save(
     });
     let written = (|| -> io::Result<bool> {
         created?;
-        let linked = delta.and_then(|(bytes, opened)| {
+        let linked = delta.and_then(|(encoded, opened)| {
             let kept = opened
                 .0
                 .iter()
                 .all(|f| std::fs::hard_link(dir.join(&f.file), new.join(&f.file)).is_ok());
-            kept.then_some((bytes, opened))
+            kept.then_some((encoded, opened))
         });
         let files = match linked {
-            Some((bytes, opened)) => {
+            Some((encoded, opened)) => {
                 let file = format!("delta-{:04}.bin", opened.0.len());
-                write_synced(&new.join(&file), &bytes)?;
+                write_synced(&new.join(&file), &encoded.out)?;
                 let mut files = opened.0.clone();
-                files.push(FileRef::of(file, &bytes));
+                files.push(FileRef::written(file, &encoded));
                 files
             }
             None => {

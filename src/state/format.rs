@@ -148,8 +148,8 @@ pub struct Delta {
 /// The first bytes of a delta.
 pub const DELTA_MAGIC: &[u8; 16] = b"REASONCTL-DELTA\n";
 
-/// Encodes a delta.
-pub fn encode_delta(d: &Delta) -> Vec<u8> {
+/// Encodes a delta, with its length and CRC-32.
+pub fn encode_delta(d: &Delta) -> Written<Vec<u8>> {
     let quads = d.asserted.0.len() + d.asserted.1.len() + d.derived.0.len() + d.derived.1.len();
     let mut w = Writer::new(Vec::with_capacity(d.dict.terms.len() + quads * 16 + 1024));
     w.put(DELTA_MAGIC);
@@ -173,7 +173,7 @@ pub fn encode_delta(d: &Delta) -> Vec<u8> {
             }
         }
     }
-    w.finish().expect("a vector takes every byte").out
+    w.finish().expect("a vector takes every byte")
 }
 
 fn decode_delta(bytes: &[u8]) -> Result<Delta, Damaged> {
@@ -1224,7 +1224,7 @@ mod tests {
                 asserted: (Vec::new(), vec![[TermId::DEFAULT_GRAPH, t[0], t[1], t[2]]]),
                 derived: (Vec::new(), Vec::new()),
             });
-            assert!(decode(&sound, &[delta]).is_err(), "{t:?}");
+            assert!(decode(&sound, &[delta.out]).is_err(), "{t:?}");
         }
     }
 
