@@ -784,13 +784,21 @@ impl<'a> Fields<'a> {
         format!("`{}{key}` is missing or not {what}", self.1)
     }
 
-    fn get(&self, key: &str, what: &str) -> Result<&'a Value, String> {
-        self.0.get(key).ok_or_else(|| self.wrong(key, what))
+    /// The value at `key` as `read` takes it, or what it should have been (`what`).
+    fn typed<T>(
+        &self,
+        key: &str,
+        what: &str,
+        read: impl FnOnce(&'a Value) -> Option<T>,
+    ) -> Result<T, String> {
+        self.0
+            .get(key)
+            .and_then(read)
+            .ok_or_else(|| self.wrong(key, what))
     }
 
     fn str(&self, key: &str) -> Result<String, String> {
-        (self.get(key, "a string")?.as_str().map(str::to_owned))
-            .ok_or_else(|| self.wrong(key, "a string"))
+        self.typed(key, "a string", |v| v.as_str().map(str::to_owned))
     }
 
     /// A string, or nothing (absent or null).
@@ -802,25 +810,21 @@ impl<'a> Fields<'a> {
     }
 
     fn u64(&self, key: &str) -> Result<u64, String> {
-        (self.get(key, "a count")?.as_u64())
-            .ok_or_else(|| self.wrong(key, "a count (a whole number, 0 or more)"))
+        self.typed(key, "a count (a whole number, 0 or more)", Value::as_u64)
     }
 
     fn bool(&self, key: &str) -> Result<bool, String> {
-        (self.get(key, "true or false")?.as_bool()).ok_or_else(|| self.wrong(key, "true or false"))
+        self.typed(key, "true or false", Value::as_bool)
     }
 
     fn object(&self, key: &str) -> Result<Fields<'a>, String> {
-        let v = self.get(key, "an object")?;
-        v.is_object()
-            .then(|| Fields(v, format!("{}{key}.", self.1)))
-            .ok_or_else(|| self.wrong(key, "an object"))
+        let v = self.typed(key, "an object", |v| v.is_object().then_some(v))?;
+        Ok(Fields(v, format!("{}{key}.", self.1)))
     }
 
     /// A list of objects or strings (each named by its place, `inputs[2].`).
     fn array(&self, key: &str) -> Result<Vec<Fields<'a>>, String> {
-        let list =
-            (self.get(key, "a list")?.as_array()).ok_or_else(|| self.wrong(key, "a list"))?;
+        let list = self.typed(key, "a list", Value::as_array)?;
         list.iter()
             .enumerate()
             .map(|(i, v)| {
