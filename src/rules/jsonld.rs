@@ -168,6 +168,7 @@ pub fn compile(
         });
     }
     errors.extend(negation);
+    errors.extend(validate::constant_heads(&rule, &heads, dict));
     errors.extend(validate::literal_subjects(
         &rule, &body, &heads, &vars, dict,
     ));

@@ -369,27 +369,15 @@ fn mentions(op: &Op, skip: Option<&Op>, out: &mut VarSet) {
     }
 }
 
-/// Head subjects that are literal or triple-term constants, predicates that are constants other than IRIs, and
-/// head subjects (reifiers among them) and predicates that the body binds only to literals: such a head derives
-/// nothing. A variable is literal-only when the body binds it, and every binding is a BIND of an expression that
-/// always yields a literal, a VALUES column of literals, or a COUNT, SUM, AVG or GROUP_CONCAT. One error per
-/// variable.
-pub fn literal_subjects(
+/// Head subjects that are literal or triple-term constants, and predicates that are constants other than IRIs:
+/// no triple has them there, so such a head derives nothing. One error per term.
+pub fn constant_heads(
     rule: &str,
-    body: &Op,
     heads: &[crate::rules::Head],
-    vars: &VarTable,
     dict: &crate::store::Dictionary,
 ) -> Vec<RuleError> {
     use crate::ir::lower::TemplateTerm;
-    use crate::store::well_known as wk;
     let mut out = Vec::new();
-    let mut seen: Vec<crate::ir::VarId> = Vec::new();
-    let reifiers: Vec<&TemplateTerm> = heads
-        .iter()
-        .filter(|h| h.terms[1] == TemplateTerm::Const(wk::RDF_REIFIES))
-        .map(|h| &h.terms[0])
-        .collect();
     // never(r) :- head(r, h), subject(h, s), (literal(s) ; triple_term(s)).
     // never(r) :- head(r, h), predicate(h, p), constant(p), not iri(p).
     for h in heads {
@@ -424,6 +412,29 @@ pub fn literal_subjects(
             }
         }
     }
+    out
+}
+
+/// Head subjects (reifiers among them) and predicates that the body binds only to literals: such a head derives
+/// nothing. A variable is literal-only when the body binds it, and every binding is a BIND of an expression that
+/// always yields a literal, a VALUES column of literals, or a COUNT, SUM, AVG or GROUP_CONCAT. One error per
+/// variable.
+pub fn literal_subjects(
+    rule: &str,
+    body: &Op,
+    heads: &[crate::rules::Head],
+    vars: &VarTable,
+    dict: &crate::store::Dictionary,
+) -> Vec<RuleError> {
+    use crate::ir::lower::TemplateTerm;
+    use crate::store::well_known as wk;
+    let mut out = Vec::new();
+    let mut seen: Vec<crate::ir::VarId> = Vec::new();
+    let reifiers: Vec<&TemplateTerm> = heads
+        .iter()
+        .filter(|h| h.terms[1] == TemplateTerm::Const(wk::RDF_REIFIES))
+        .map(|h| &h.terms[0])
+        .collect();
     for h in heads {
         let roles = [
             (
