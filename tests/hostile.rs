@@ -485,6 +485,56 @@ fn data_nested_past_the_limits_is_refused_with_its_position() {
     }
 }
 
+#[test]
+fn rdf_xml_entities_that_expand_a_kilobyte_into_gigabytes_are_refused_before_they_expand() {
+    let dir = folder();
+    copy_rule(dir.path());
+    // Nine levels of ten references: 3 GB from 700 bytes, as declared (oxrdfxml expands each value then).
+    let mut laughs =
+        String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY l0 \"lol\">\n");
+    for i in 1..10 {
+        laughs.push_str(&format!(
+            "<!ENTITY l{i} \"{}\">\n",
+            format!("&l{};", i - 1).repeat(10)
+        ));
+    }
+    laughs.push_str("]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\"><rdf:Description rdf:about=\"http://e/x\"><ex:p>&l9;</ex:p></rdf:Description></rdf:RDF>\n");
+    // One 100 KB entity referenced 2,000 times: 200 MB of text from a 106 KB file.
+    let repeated = format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE rdf:RDF [<!ENTITY big \"{}\">]>\n<rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\" xmlns:ex=\"http://example.org/\">\n<rdf:Description rdf:about=\"http://e/x\"><ex:p>{}</ex:p></rdf:Description></rdf:RDF>\n",
+        "x".repeat(100_000),
+        "&big;".repeat(2000)
+    );
+    for (name, text, says) in [
+        (
+            "laughs.rdf",
+            laughs,
+            "laughs.rdf:2:1: XML entities expand past",
+        ),
+        ("repeated.rdf", repeated, "repeated.rdf:4:"),
+    ] {
+        write(dir.path(), name, &text);
+        let started = Instant::now();
+        let out = reasonctl()
+            .args(["materialize", name, "--rules", "r.rq"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("reasonctl::load::entity_expansion"),
+            "{name}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(says), "{name}: {}", stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{name}: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 // Root cause 4: superlinear work on small inputs, which --timeout did not stop.
 #[test]
 fn a_sequence_path_of_3000_steps_ends_within_its_timeout() {

@@ -263,7 +263,27 @@ pub enum LoadError {
         /// What nests.
         what: &'static str,
         /// The limit.
-        limit: usize,
+        limit: u64,
+    },
+    /// RDF/XML entities that expand (nested in each other, or referenced over and over) far past the file.
+    #[error("{file}:{line}:{column}: XML entities expand past {limit} bytes at `{entity}`")]
+    #[diagnostic(
+        code(reasonctl::load::entity_expansion),
+        help(
+            "the RDF/XML parser expands every entity in memory, and nested entities multiply (the \"billion laughs\" pattern); entities may expand to 16 MiB plus 8 bytes per byte of the file: write the text out instead of nesting entities"
+        )
+    )]
+    EntityExpansion {
+        /// The source name.
+        file: String,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// The entity declared or referenced where the allowance ran out.
+        entity: String,
+        /// The allowance there, in bytes.
+        limit: u64,
     },
     /// More distinct terms than 32-bit ids can number.
     #[error("{file}: more than {limit} distinct terms")]
@@ -874,15 +894,22 @@ fn parse_batches(
             Err(e) => {
                 let error = match e {
                     RdfParseError::Io(e) => match guard::too_deep(&e) {
-                        Some(deep) => match deep.what {
-                            Some(what) => LoadError::TooDeep {
+                        Some(deep) => match &deep.what {
+                            guard::Why::Nesting(what) => LoadError::TooDeep {
                                 file: name.to_owned(),
                                 line: deep.line,
                                 column: deep.column,
                                 what,
                                 limit: deep.limit,
                             },
-                            None => LoadError::Syntax(Box::new(SyntaxError {
+                            guard::Why::Entities(entity) => LoadError::EntityExpansion {
+                                file: name.to_owned(),
+                                line: deep.line,
+                                column: deep.column,
+                                entity: entity.clone(),
+                                limit: deep.limit,
+                            },
+                            guard::Why::InvalidUtf8 => LoadError::Syntax(Box::new(SyntaxError {
                                 file: name.to_owned(),
                                 line: deep.line,
                                 column: deep.column,

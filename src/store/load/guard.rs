@@ -6,9 +6,13 @@
 //! guard tracks only what nests: `<<` … `>>` outside IRIs, strings and comments (Turtle, TriG, N-Triples,
 //! N-Quads), `{`/`[` outside strings (JSON-LD), and elements outside comments, CDATA, processing instructions
 //! and declarations (RDF/XML). In the Turtle family it also checks that comments are UTF-8, which the parsers
-//! skip unread (everything else they read themselves).
+//! skip unread (everything else they read themselves). In RDF/XML it also counts what entities expand to:
+//! oxrdfxml expands each `<!ENTITY>` value in memory as it is declared and each `&name;` where it is used, so
+//! ten nested entities of ten references each (the "billion laughs") make gigabytes of a kilobyte.
 
 use std::io::{self, Read};
+
+use hashbrown::HashMap;
 
 /// How deep triple terms may nest inside triple terms, and XML elements inside each other.
 pub const MAX_DATA_NESTING: usize = 1024;
@@ -17,30 +21,55 @@ pub const MAX_DATA_NESTING: usize = 1024;
 /// with the square of the depth (300 MB for a 9 KB file nested 1,000 deep).
 pub const MAX_JSON_NESTING: usize = 128;
 
-/// Where the guard stopped the data, and why: nested past its limit, or a comment that is not UTF-8.
+/// How many bytes XML entities may expand to in all (declared values and references), beyond
+/// [`ENTITY_BYTES_PER_BYTE`] per byte of the file read so far: writing namespaces as entities (`&rdf;type`)
+/// stays far below it, nesting them does not.
+pub const MAX_ENTITY_EXPANSION: u64 = 16 << 20;
+
+/// The expansion XML entities are allowed per byte of the file read, past [`MAX_ENTITY_EXPANSION`].
+pub const ENTITY_BYTES_PER_BYTE: u64 = 8;
+
+/// Why the guard stopped the data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// What nests went past the limit.
+    Nesting(&'static str),
+    /// A comment is not UTF-8.
+    InvalidUtf8,
+    /// XML entities expand past their allowance, at this entity (declared or referenced).
+    Entities(String),
+}
+
+/// Where the guard stopped the data, and why: nested past its limit, a comment that is not UTF-8, or entities
+/// that expand too far.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooDeep {
-    /// What nests (`None`: invalid UTF-8 in a comment).
-    pub what: Option<&'static str>,
+    /// Why it stopped.
+    pub what: Why,
     /// 1-based line.
     pub line: u64,
     /// 1-based column (in characters).
     pub column: u64,
     /// Byte offset.
     pub offset: u64,
-    /// The limit passed.
-    pub limit: usize,
+    /// The limit passed (levels, or bytes the entities may expand to there).
+    pub limit: u64,
 }
 
 impl std::fmt::Display for TooDeep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.what {
-            Some(what) => write!(
+        match &self.what {
+            Why::Nesting(what) => write!(
                 f,
                 "{what} nest deeper than {} levels at line {} column {}",
                 self.limit, self.line, self.column
             ),
-            None => write!(
+            Why::Entities(name) => write!(
+                f,
+                "XML entities expand past {} bytes at `{name}`, line {} column {}",
+                self.limit, self.line, self.column
+            ),
+            Why::InvalidUtf8 => write!(
                 f,
                 "invalid UTF-8 in a comment at line {} column {}",
                 self.line, self.column
@@ -131,6 +160,108 @@ pub struct Scanner {
     mark: (u64, u64, u64),
     /// Continuation bytes still due in a comment's UTF-8 sequence.
     utf8: u8,
+    /// XML: what entities expand to.
+    entities: Entities,
+}
+
+/// XML entities: their expanded lengths, the declaration being read, the reference being read, and what they
+/// have expanded to so far.
+#[derive(Clone, Debug, Default)]
+struct Entities {
+    /// Each declared entity's expanded length, as oxrdfxml stores it (the last declaration of a name wins).
+    lengths: HashMap<Vec<u8>, u64>,
+    /// The declaration being read (the bytes after `<!`).
+    decl: Vec<u8>,
+    /// The name of the `&name;` being read, from its `&`; `None` outside one.
+    reference: Option<Vec<u8>>,
+    /// Where that `&` is.
+    at: (u64, u64, u64),
+    /// Bytes expanded so far.
+    expanded: u64,
+}
+
+/// The longest entity name the guard reads (a longer one is no reference the parser resolves).
+const MAX_ENTITY_NAME: usize = 1024;
+
+impl Entities {
+    /// The length `value` expands to, its references resolved as declared so far (`&#…;` at most 4 bytes, the
+    /// predefined entities 1, an unknown name as written: the parser refuses it).
+    fn expanded_length(&self, value: &[u8]) -> u64 {
+        let mut n: u64 = 0;
+        let mut rest = value;
+        while let Some(amp) = rest.iter().position(|&b| b == b'&') {
+            n = n.saturating_add(amp as u64);
+            rest = &rest[amp..];
+            let Some(semi) = rest.iter().position(|&b| b == b';') else {
+                break;
+            };
+            let name = &rest[1..semi];
+            n = n.saturating_add(match name {
+                [b'#', ..] => 4,
+                b"lt" | b"gt" | b"amp" | b"apos" | b"quot" => 1,
+                _ => self.lengths.get(name).copied().unwrap_or(semi as u64 + 1),
+            });
+            rest = &rest[semi + 1..];
+        }
+        n.saturating_add(rest.len() as u64)
+    }
+
+    /// The entities of a DOCTYPE's text (`decl`, from after `<!`), read as oxrdfxml reads them: each
+    /// `<!ENTITY [%] name "value">`, its value's references expanded. Returns the first whose expansion takes the
+    /// total past `limit`.
+    fn declare(&mut self, limit: u64) -> Option<String> {
+        let decl = std::mem::take(&mut self.decl);
+        if !decl.starts_with(b"DOCTYPE") {
+            return None;
+        }
+        for part in decl.split(|&b| b == b'<').skip(1) {
+            let Some(rest) = part.strip_prefix(b"!ENTITY") else {
+                continue;
+            };
+            let rest = rest.trim_ascii_start();
+            let rest = rest.strip_prefix(b"%").unwrap_or(rest).trim_ascii_start();
+            let Some(end) = rest.iter().position(u8::is_ascii_whitespace) else {
+                continue;
+            };
+            let (name, rest) = rest.split_at(end);
+            let Some(value) = rest.trim_ascii_start().strip_prefix(b"\"") else {
+                continue;
+            };
+            let value = value.split(|&b| b == b'"').next().unwrap_or_default();
+            let length = self.expanded_length(value);
+            self.expanded = self.expanded.saturating_add(length);
+            self.lengths.insert(name.to_vec(), length);
+            if self.expanded > limit {
+                return Some(String::from_utf8_lossy(name).into_owned());
+            }
+        }
+        None
+    }
+
+    /// Reads byte `b` of text or of an attribute value: a complete `&name;` adds what the entity expands to.
+    /// Returns the entity whose expansion takes the total past `limit`.
+    fn text(&mut self, b: u8, here: (u64, u64, u64), limit: u64) -> Option<String> {
+        if b == b'&' {
+            self.reference = Some(Vec::new());
+            self.at = here;
+            return None;
+        }
+        let name = self.reference.as_mut()?;
+        if b == b';' {
+            let name = self.reference.take().unwrap_or_default();
+            if let Some(&length) = self.lengths.get(&name) {
+                self.expanded = self.expanded.saturating_add(length);
+                if self.expanded > limit {
+                    return Some(String::from_utf8_lossy(&name).into_owned());
+                }
+            }
+        } else if name.len() < MAX_ENTITY_NAME && !b.is_ascii_whitespace() && b != b'<' {
+            name.push(b);
+        } else {
+            self.reference = None;
+        }
+        None
+    }
 }
 
 impl Scanner {
@@ -143,12 +274,13 @@ impl Scanner {
             next: (1, 1, 0),
             mark: (1, 1, 0),
             utf8: 0,
+            entities: Entities::default(),
         }
     }
 
     fn too_deep(&self) -> TooDeep {
         TooDeep {
-            what: Some(match self.family {
+            what: Why::Nesting(match self.family {
                 Family::Turtle => "triple terms",
                 Family::Json => "JSON arrays and objects",
                 Family::Xml => "XML elements",
@@ -156,7 +288,22 @@ impl Scanner {
             line: self.mark.0,
             column: self.mark.1,
             offset: self.mark.2,
-            limit: self.limit(),
+            limit: self.limit() as u64,
+        }
+    }
+
+    /// What XML entities may expand to in all, `read` bytes into the file.
+    fn entity_limit(read: u64) -> u64 {
+        MAX_ENTITY_EXPANSION.saturating_add(read.saturating_mul(ENTITY_BYTES_PER_BYTE))
+    }
+
+    fn too_expanded(&self, name: String, (line, column, offset): (u64, u64, u64)) -> TooDeep {
+        TooDeep {
+            what: Why::Entities(name),
+            line,
+            column,
+            offset,
+            limit: Self::entity_limit(self.next.2),
         }
     }
 
@@ -170,11 +317,11 @@ impl Scanner {
 
     fn invalid_utf8(&self, (line, column, offset): (u64, u64, u64)) -> TooDeep {
         TooDeep {
-            what: None,
+            what: Why::InvalidUtf8,
             line,
             column,
             offset,
-            limit: self.limit(),
+            limit: self.limit() as u64,
         }
     }
 
@@ -380,6 +527,9 @@ impl Scanner {
                 _ => State::StartTag { slash: b == b'/' },
             },
             State::Attr { quote } => {
+                if let Some(name) = self.entities.text(b, here, Self::entity_limit(here.2)) {
+                    return Err(self.too_expanded(name, self.entities.at));
+                }
                 if b == quote {
                     State::StartTag { slash: false }
                 } else {
@@ -418,10 +568,14 @@ impl Scanner {
                             }
                         }
                     }
-                    _ => State::Decl {
-                        brackets: u32::from(b == b'['),
-                        quote: 0,
-                    },
+                    _ => {
+                        self.entities.decl.clear();
+                        self.entities.decl.push(b);
+                        State::Decl {
+                            brackets: u32::from(b == b'['),
+                            quote: 0,
+                        }
+                    }
                 }
             }
             State::Skip { cdata, run } => {
@@ -447,20 +601,21 @@ impl Scanner {
                 }
             }
             State::Decl { brackets, quote } => match (quote, b) {
-                (0, b'"' | b'\'') => State::Decl { brackets, quote: b },
-                (0, b'[') => State::Decl {
-                    brackets: brackets + 1,
-                    quote,
-                },
-                (0, b']') => State::Decl {
-                    brackets: brackets.saturating_sub(1),
-                    quote,
-                },
-                (0, b'>') if brackets == 0 => State::Normal,
-                (q, c) if q != 0 && c == q => State::Decl { brackets, quote: 0 },
-                _ => State::Decl { brackets, quote },
+                (0, b'>') if brackets == 0 => {
+                    if let Some(name) = self.entities.declare(Self::entity_limit(here.2)) {
+                        return Err(self.too_expanded(name, self.mark));
+                    }
+                    State::Normal
+                }
+                _ => {
+                    self.entities.decl.push(b);
+                    Self::declaration(brackets, quote, b)
+                }
             },
             _ => {
+                if let Some(name) = self.entities.text(b, here, Self::entity_limit(here.2)) {
+                    return Err(self.too_expanded(name, self.entities.at));
+                }
                 if b == b'<' {
                     self.mark = here;
                     State::Lt
@@ -470,6 +625,23 @@ impl Scanner {
             }
         };
         Ok(())
+    }
+
+    /// The declaration state after byte `b` (not its final `>`).
+    fn declaration(brackets: u32, quote: u8, b: u8) -> State {
+        match (quote, b) {
+            (0, b'"' | b'\'') => State::Decl { brackets, quote: b },
+            (0, b'[') => State::Decl {
+                brackets: brackets + 1,
+                quote,
+            },
+            (0, b']') => State::Decl {
+                brackets: brackets.saturating_sub(1),
+                quote,
+            },
+            (q, c) if q != 0 && c == q => State::Decl { brackets, quote: 0 },
+            _ => State::Decl { brackets, quote },
+        }
     }
 }
 
@@ -590,6 +762,58 @@ mod tests {
         assert!(scan(Family::Xml, &siblings).is_ok());
     }
 
+    fn laughs(levels: usize) -> String {
+        let mut text =
+            String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE r [\n<!ENTITY l0 \"lol\">\n");
+        for i in 1..=levels {
+            let refs = format!("&l{};", i - 1).repeat(10);
+            text.push_str(&format!("<!ENTITY l{i} \"{refs}\">\n"));
+        }
+        text + "]>\n<r>&l1;</r>\n"
+    }
+
+    #[test]
+    fn nested_xml_entities_are_refused_at_the_declaration_past_the_allowance() {
+        // l6 expands to 3 MB, l7 to 30 MB: past 16 MiB plus 8 bytes a byte of the file.
+        assert!(scan(Family::Xml, &laughs(6)).is_ok());
+        let e = scan(Family::Xml, &laughs(7)).unwrap_err();
+        assert_eq!(e.what, Why::Entities("l7".to_owned()));
+        // At the DOCTYPE's `<`.
+        assert_eq!((e.line, e.column), (2, 1));
+    }
+
+    #[test]
+    fn xml_entity_references_count_each_time_they_are_used() {
+        let text = |uses: usize| {
+            format!(
+                "<!DOCTYPE r [<!ENTITY big \"{}\">]>\n<r a=\"&big;\">{}</r>",
+                "x".repeat(1 << 20),
+                "&big; ".repeat(uses)
+            )
+        };
+        // The declaration and the attribute expand 2 MiB, 22 uses 22 MiB more: within 16 MiB plus 8 bytes a byte of
+        // the 1 MiB file. 40 uses are not.
+        assert!(scan(Family::Xml, &text(22)).is_ok());
+        let e = scan(Family::Xml, &text(40)).unwrap_err();
+        assert_eq!(e.what, Why::Entities("big".to_owned()));
+        assert_eq!(e.line, 2);
+        let at = usize::try_from(e.offset).unwrap();
+        assert_eq!(&text(40)[at..at + 5], "&big;");
+    }
+
+    #[test]
+    fn namespace_entities_used_on_every_line_stay_within_the_allowance() {
+        let mut text = String::from(
+            "<!DOCTYPE r [<!ENTITY ex \"http://example.org/a/rather/long/namespace/#\"> <!ENTITY rdf \"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">]>\n<r>",
+        );
+        for i in 0..200_000 {
+            text.push_str(&format!(
+                "<d a=\"&ex;n{i}\"><p b=\"&rdf;type\">&amp;&#65;&ex;</p></d>\n"
+            ));
+        }
+        assert!(scan(Family::Xml, &(text + "</r>")).is_ok());
+    }
+
     #[test]
     fn invalid_utf8_in_a_turtle_comment_is_refused_where_it_is() {
         let mut s = Scanner::new(Family::Turtle);
@@ -601,7 +825,7 @@ mod tests {
         let e = s
             .scan(b"<http://e/a> <http://e/p> <http://e/b> . # bad \xff here\n")
             .unwrap_err();
-        assert_eq!((e.what, e.line, e.column), (None, 1, 48));
+        assert_eq!((e.what, e.line, e.column), (Why::InvalidUtf8, 1, 48));
         let mut s = Scanner::new(Family::Turtle);
         assert!(s.scan(b"# cut \xc3\n").is_err());
     }
