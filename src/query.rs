@@ -98,11 +98,18 @@ pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Qu
             }))
         })?;
     }
-    if let Some(at) = scan::too_deep(text) {
+    if let Some((at, deep)) = scan::too_deep(text) {
         let range = excerpt::snap(text, at..at + 1);
+        let (what, limit) = match deep {
+            scan::Deep::Brackets => ("brackets ( { [ <<", scan::MAX_NESTING),
+            scan::Deep::Steps => (
+                "the steps of a sequence path (each `/` in one triple pattern is one level)",
+                scan::MAX_STEPS,
+            ),
+        };
         return Err(QueryError::TooDeep {
-            what: "brackets ( { [ <<",
-            limit: scan::MAX_NESTING,
+            what,
+            limit,
             text: Excerpt::new(name, text),
             span: Some(SourceSpan::new(range.start.into(), range.len())),
         });

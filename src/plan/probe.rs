@@ -4,7 +4,7 @@
 //! Only for consumers that read solutions as a set: a rule's heads (a fact is derived once however many
 //! solutions make it) and an EXISTS pattern (a flag per outer row). A query's bag of solutions is left alone.
 
-use crate::ir::VarSet;
+use crate::ir::{VarId, VarSet};
 
 use super::physical::{Kind, Node};
 
@@ -24,19 +24,28 @@ pub fn mark(node: &mut Node, live: &VarSet) {
 }
 
 fn mark_stages(stages: &mut [Node], live: &VarSet) {
-    // The variables bound in every row before each stage.
-    let mut before = Vec::with_capacity(stages.len());
-    let mut so_far = VarSet::new();
-    for s in stages.iter() {
-        before.push(so_far.clone());
-        so_far.extend(&binds(s));
+    // The first stage that binds each variable in every row (by variable index): a variable is bound before
+    // stage i when that stage is below i. (A set per stage would be quadratic in a long join.)
+    let mut first: Vec<usize> = Vec::new();
+    for (i, s) in stages.iter().enumerate() {
+        for v in binds(s).iter() {
+            if v.index() >= first.len() {
+                first.resize(v.index() + 1, usize::MAX);
+            }
+            first[v.index()] = first[v.index()].min(i);
+        }
     }
+    let bound_before = |v: VarId, i: usize| first.get(v.index()).is_some_and(|&f| f < i);
     let mut live = live.clone();
-    for (stage, before) in stages.iter_mut().zip(before).rev() {
+    for (i, stage) in stages.iter_mut().enumerate().rev() {
         match &stage.kind {
             Kind::Scan(tp) => {
                 let vars = tp.vars();
-                if vars.intersection(&live).is_subset(&before) {
+                if vars
+                    .iter()
+                    .filter(|v| live.contains(*v))
+                    .all(|v| bound_before(v, i))
+                {
                     let tp = tp.clone();
                     // Every variable read after: bound already (by a stage or by the input rows: an EXISTS
                     // pattern's seed) or not yet (the same unbound mark in every row), so rows equal on them

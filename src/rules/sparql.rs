@@ -38,6 +38,17 @@ pub fn brackets_too_deep(id: &str, at: usize) -> RuleError {
     }
 }
 
+/// A rule with a sequence path (or a division) of more steps than spargebra's parser can recurse through.
+pub fn steps_too_many(id: &str, at: usize) -> RuleError {
+    RuleError::TooDeep {
+        rule: id.to_owned(),
+        what: "the steps of a sequence path (each `/` in one triple pattern is one level)",
+        limit: scan::MAX_STEPS,
+        at: Some(at),
+        help: "the parser recurses once per step: split the path into triple patterns through intermediate variables, or into several rules",
+    }
+}
+
 /// A rule whose parsed operators nest too deep.
 pub fn operators_too_deep(id: &str) -> RuleError {
     RuleError::TooDeep {
@@ -50,8 +61,10 @@ pub fn operators_too_deep(id: &str) -> RuleError {
 }
 
 fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
-    if let Some(at) = scan::too_deep(text) {
-        return Err(brackets_too_deep(id, at));
+    match scan::too_deep(text) {
+        Some((at, scan::Deep::Brackets)) => return Err(brackets_too_deep(id, at)),
+        Some((at, scan::Deep::Steps)) => return Err(steps_too_many(id, at)),
+        None => {}
     }
     // Names with characters past U+FFFF are rewritten for the parser; its errors are reported on the text as
     // written.

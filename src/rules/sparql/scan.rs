@@ -161,18 +161,43 @@ fn trim_dots(bytes: &[u8], start: usize, mut end: usize) -> usize {
     end
 }
 
-/// The byte offset of the first bracket nested deeper than [`MAX_NESTING`], if any.
-pub fn too_deep(text: &str) -> Option<usize> {
+/// The most `/` a SPARQL text may have in one triple pattern (the steps of a sequence path, and divisions):
+/// spargebra's parser recurses once per step of a sequence path, and overflowed 256 MiB of stack at 200,000.
+pub const MAX_STEPS: usize = 10_000;
+
+/// What is too deep for the parser, found before it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deep {
+    /// Brackets nested deeper than [`MAX_NESTING`].
+    Brackets,
+    /// More than [`MAX_STEPS`] `/` in one triple pattern.
+    Steps,
+}
+
+/// The byte offset of the first bracket nested deeper than [`MAX_NESTING`], or of the first `/` past
+/// [`MAX_STEPS`] in one triple pattern (counted from the last `.`, `;`, `,`, `{` or `}`), if any.
+pub fn too_deep(text: &str) -> Option<(usize, Deep)> {
     let mut depth = 0usize;
+    let mut steps = 0usize;
     for (range, kind) in tokens(text) {
         match kind {
             Kind::Open => {
                 depth += 1;
                 if depth > MAX_NESTING {
-                    return Some(range.start);
+                    return Some((range.start, Deep::Brackets));
                 }
             }
             Kind::Close => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        match &text[range.clone()] {
+            "/" => {
+                steps += 1;
+                if steps > MAX_STEPS {
+                    return Some((range.start, Deep::Steps));
+                }
+            }
+            "." | ";" | "," | "{" | "}" => steps = 0,
             _ => {}
         }
     }
@@ -957,9 +982,27 @@ mod tests {
             "SELECT * WHERE {{ FILTER({deep}1{}) }}",
             ")".repeat(MAX_NESTING + 1)
         );
-        let at = too_deep(&text).unwrap();
+        let (at, deep) = too_deep(&text).unwrap();
+        assert_eq!(deep, Deep::Brackets);
         assert_eq!(&text[at..at + 1], "(");
         assert_eq!(text[..at].matches('(').count() + 1, MAX_NESTING);
+    }
+
+    #[test]
+    fn sequence_steps_count_per_triple_pattern_and_past_the_limit_stop_at_the_slash() {
+        let path = |n: usize| vec!["<http://e/p>"; n + 1].join("/");
+        let many = path(MAX_STEPS - 1);
+        // Two patterns of a path just within the limit, apart at `.`, `;` and `,`.
+        let ok = format!(
+            "SELECT * WHERE {{ ?a {many} ?b . ?b {many} ?c ; {many} ?d , ?e }} # {}",
+            path(MAX_STEPS + 1)
+        );
+        assert_eq!(too_deep(&ok), None);
+        let text = format!("SELECT * WHERE {{ ?a {} ?b }}", path(MAX_STEPS + 1));
+        let (at, deep) = too_deep(&text).unwrap();
+        assert_eq!(deep, Deep::Steps);
+        assert_eq!(&text[at..at + 1], "/");
+        assert_eq!(text[..at].matches(">/<").count(), MAX_STEPS);
     }
 
     #[test]
