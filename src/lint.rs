@@ -467,6 +467,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         RuleError::Syntax { rule, .. }
         | RuleError::Srl { rule, .. }
         | RuleError::TooDeep { rule, .. }
+        | RuleError::TooLarge { rule, .. }
         | RuleError::NotConstruct { rule, .. }
         | RuleError::Rejected { rule, .. }
         | RuleError::UnboundHeadVar { rule, .. }
@@ -591,6 +592,12 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
         return label(
             Some(crate::excerpt::snap(&t.text, *at..*at + 1)),
             "nested too deep here",
+        );
+    }
+    if let RuleError::TooLarge { at: Some(at), .. } = e {
+        return label(
+            Some(crate::excerpt::snap(&t.text, *at..*at + 1)),
+            "past the limit here",
         );
     }
     if let RuleError::Srl { at, code, .. } = e {

@@ -45,6 +45,26 @@ pub enum QueryError {
         #[label("nested too deep here")]
         span: Option<SourceSpan>,
     },
+    /// The query has more sequence-path steps or distinct variables than the parser handles.
+    #[error("the query has more than {limit} {what}")]
+    #[diagnostic(
+        code(reasonctl::query::too_large),
+        help(
+            "the parser recurses once per step of a sequence path, and its time grows with the square of the variables: split long paths into triple patterns through intermediate variables, and a huge query into several"
+        )
+    )]
+    TooLarge {
+        /// What there are too many of.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+        /// The query text.
+        #[source_code]
+        text: Excerpt,
+        /// The first past the limit.
+        #[label("past the limit here")]
+        span: Option<SourceSpan>,
+    },
     /// A construct the executor does not run.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -100,13 +120,23 @@ pub fn parse(text: &str, name: &str, base: Option<&str>) -> Result<spargebra::Qu
     }
     if let Some((at, deep)) = scan::too_deep(text) {
         let range = excerpt::snap(text, at..at + 1);
+        let span = Some(SourceSpan::new(range.start.into(), range.len()));
         let (what, limit) = match deep {
             scan::Deep::Brackets => ("brackets ( { [ <<", scan::MAX_NESTING),
             scan::Deep::Steps => (
-                "the steps of a sequence path (each `/` in one triple pattern is one level)",
+                "steps in one sequence path (each `/` in one triple pattern is a step)",
                 scan::MAX_STEPS,
             ),
+            scan::Deep::Variables => ("distinct variables", scan::MAX_VARIABLES),
         };
+        if deep != scan::Deep::Brackets {
+            return Err(QueryError::TooLarge {
+                what,
+                limit,
+                text: Excerpt::new(name, text),
+                span,
+            });
+        }
         return Err(QueryError::TooDeep {
             what,
             limit,

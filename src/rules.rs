@@ -72,6 +72,21 @@ pub enum RuleError {
         /// The rewrite.
         help: &'static str,
     },
+    /// The rule is larger in one respect than the parser handles in reasonable time and stack.
+    #[error("rule {rule}: more than {limit} {what}")]
+    #[diagnostic(help("{help}"))]
+    TooLarge {
+        /// The rule id.
+        rule: String,
+        /// What there are too many of.
+        what: &'static str,
+        /// The limit.
+        limit: usize,
+        /// The byte offset (in the rule's text) of the first past the limit.
+        at: Option<usize>,
+        /// The rewrite.
+        help: &'static str,
+    },
     /// The rule is a SELECT, ASK or DESCRIBE query.
     #[error(
         "rule {rule}: a rule is a CONSTRUCT query, not {form}: SPARQL rules must be CONSTRUCT … WHERE …; the template is the head"

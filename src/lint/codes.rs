@@ -10,6 +10,8 @@ pub const UNREADABLE: &str = "reasonctl::rules::unreadable";
 pub const SYNTAX: &str = "reasonctl::rules::syntax";
 /// A rule nesting brackets, operators or S-expressions past the limits.
 pub const TOO_DEEP: &str = "reasonctl::rules::too_deep";
+/// Code of a rule with more sequence-path steps or distinct variables than the parser handles.
+pub const TOO_LARGE: &str = "reasonctl::rules::too_large";
 /// A SELECT, ASK or DESCRIBE query given as a rule.
 pub const NOT_CONSTRUCT: &str = "reasonctl::rules::not_construct";
 /// OPTIONAL, MINUS, LIMIT/OFFSET, top-level GROUP BY, SERVICE, a variable head graph.
@@ -113,6 +115,10 @@ pub const ALL: &[(&str, &str)] = &[
     (
         TOO_DEEP,
         "A rule nesting brackets, operators or S-expressions past the limits",
+    ),
+    (
+        TOO_LARGE,
+        "A rule with more than 10,000 steps in one sequence path or 10,000 distinct variables",
     ),
     (
         NOT_CONSTRUCT,
@@ -219,6 +225,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::Syntax { .. } => SYNTAX,
         RuleError::Srl { code, .. } => code,
         RuleError::TooDeep { .. } => TOO_DEEP,
+        RuleError::TooLarge { .. } => TOO_LARGE,
         RuleError::NotConstruct { .. } => NOT_CONSTRUCT,
         RuleError::Rejected { .. } => REJECTED_CONSTRUCT,
         RuleError::UnboundHeadVar { .. } => UNBOUND_HEAD_VAR,

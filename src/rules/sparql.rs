@@ -40,12 +40,23 @@ pub fn brackets_too_deep(id: &str, at: usize) -> RuleError {
 
 /// A rule with a sequence path (or a division) of more steps than spargebra's parser can recurse through.
 pub fn steps_too_many(id: &str, at: usize) -> RuleError {
-    RuleError::TooDeep {
+    RuleError::TooLarge {
         rule: id.to_owned(),
-        what: "the steps of a sequence path (each `/` in one triple pattern is one level)",
+        what: "steps in one sequence path (each `/` in one triple pattern is a step)",
         limit: scan::MAX_STEPS,
         at: Some(at),
         help: "the parser recurses once per step: split the path into triple patterns through intermediate variables, or into several rules",
+    }
+}
+
+/// A rule with more distinct variables than spargebra's parser collects in reasonable time.
+pub fn variables_too_many(id: &str, at: usize) -> RuleError {
+    RuleError::TooLarge {
+        rule: id.to_owned(),
+        what: "distinct variables",
+        limit: scan::MAX_VARIABLES,
+        at: Some(at),
+        help: "the parser's time grows with the square of the variables: split the rule into several, joined through facts they derive",
     }
 }
 
@@ -64,6 +75,7 @@ fn parse(id: &str, text: &str) -> Result<Parsed, RuleError> {
     match scan::too_deep(text) {
         Some((at, scan::Deep::Brackets)) => return Err(brackets_too_deep(id, at)),
         Some((at, scan::Deep::Steps)) => return Err(steps_too_many(id, at)),
+        Some((at, scan::Deep::Variables)) => return Err(variables_too_many(id, at)),
         None => {}
     }
     // Names with characters past U+FFFF are rewritten for the parser; its errors are reported on the text as
