@@ -26,6 +26,7 @@ use crate::output::results::{self, AnswerFormat};
 use crate::output::{self, C1, C1Escaped, OutputTarget, RdfOutputFormat, files, rdf};
 use crate::query::{self, Answer, QueryError, RunOptions};
 use crate::rules::{self, RuleError, RuleSources};
+use crate::state::format::Orders;
 use crate::store::load::{self, DataSource, LoadOptions};
 use crate::store::overlay::sorted_quads;
 use crate::store::{Overlay, Quad, Store, View};
@@ -1083,7 +1084,7 @@ fn run_query(
         &settings.load,
         reasoning,
         run,
-        reasoning.refresh,
+        (reasoning.refresh, Orders::All),
         progress,
     )?;
     let capped = report_cap(reasoned.report.as_ref());
@@ -1284,7 +1285,8 @@ fn materialize(
         &settings.load,
         reasoning,
         run,
-        true,
+        // A dump of the state reads no index but SPO.
+        (true, Orders::Lookups),
         progress,
     )?;
     // In a cluster, process 0 gathered the derived facts and writes them, and the others write nothing; or each
@@ -1637,7 +1639,9 @@ fn explain(
         &settings.load,
         reasoning,
         run,
-        reasoning.refresh,
+        // An explanation reads both orders of most indexes: built in parallel as the state opens, not one by one
+        // as they are first read (LUBM_LE(10): 0.13 s against 0.15 s).
+        (reasoning.refresh, Orders::All),
         progress,
     )?;
     let program = &reasoned.program;

@@ -1019,9 +1019,12 @@ fn crc32(bytes: &[u8]) -> u32 {
 
 /// Opens a state: its manifest, its snapshot and deltas, each checked (format, length, CRC-32) before what it
 /// decodes to is used; the files it was opened from. The snapshot is decoded as it is read (never held whole);
-/// the deltas, small, are read whole. With `orders`, the asserted quads' POS and OSP orders are built now, for a
-/// caller that reads them all; else each on first use.
-pub fn open(dir: &Path, orders: bool) -> Result<(Manifest, format::Snapshot, Files), StateError> {
+/// the deltas, small, are read whole. `orders` says which POS and OSP orders are built now, in parallel; the
+/// others are built on first use.
+pub fn open(
+    dir: &Path,
+    orders: format::Orders,
+) -> Result<(Manifest, format::Snapshot, Files), StateError> {
     let name = dir.display().to_string();
     let corrupt = |what: String| StateError::Corrupt {
         dir: name.clone(),
@@ -1159,11 +1162,11 @@ mod tests {
             None,
         )
         .unwrap();
-        let (m, snap, _) = open(&dir, true).unwrap();
+        let (m, snap, _) = open(&dir, format::Orders::All).unwrap();
         assert_eq!(m, manifest());
         assert_eq!(snap.store.quads.len(), 1);
         // Opened with the asserted orders left to first use: the same facts, the orders built when read.
-        let (_, lazy, _) = open(&dir, false).unwrap();
+        let (_, lazy, _) = open(&dir, format::Orders::Lookups).unwrap();
         let index = |s: &format::Snapshot| s.store.quads.graphs().next().unwrap().1.clone();
         let (eager, lazy) = (index(&snap), index(&lazy));
         assert!(eager.has_orders());
@@ -1174,7 +1177,7 @@ mod tests {
         let mut second = manifest();
         second.derived = 7;
         save(&dir, &second, &store(), &Overlay::new(), &[], None, None).unwrap();
-        assert_eq!(open(&dir, true).unwrap().0.derived, 7);
+        assert_eq!(open(&dir, format::Orders::All).unwrap().0.derived, 7);
         // Nothing is left beside it.
         let names: Vec<_> = std::fs::read_dir(tmp.path())
             .unwrap()
@@ -1241,9 +1244,15 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&snapshot, &bytes).unwrap();
-        assert!(matches!(open(&dir, true), Err(StateError::Corrupt { .. })));
+        assert!(matches!(
+            open(&dir, format::Orders::All),
+            Err(StateError::Corrupt { .. })
+        ));
         std::fs::write(&snapshot, &bytes[..10]).unwrap();
-        assert!(matches!(open(&dir, true), Err(StateError::Corrupt { .. })));
+        assert!(matches!(
+            open(&dir, format::Orders::All),
+            Err(StateError::Corrupt { .. })
+        ));
         let m = std::fs::read_to_string(dir.join(MANIFEST)).unwrap();
         std::fs::write(
             dir.join(MANIFEST),
@@ -1254,7 +1263,7 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            open(&dir, true),
+            open(&dir, format::Orders::All),
             Err(StateError::Version { found: 99, .. })
         ));
         // An older state (format 3 stored each graph's POS and OSP permutations in its snapshot) is refused by
@@ -1266,11 +1275,11 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(
-            open(&dir, true),
+            open(&dir, format::Orders::All),
             Err(StateError::Version { found: 3, .. })
         ));
         assert!(matches!(
-            open(tmp.path(), true),
+            open(tmp.path(), format::Orders::All),
             Err(StateError::Missing { .. })
         ));
     }
@@ -1325,7 +1334,7 @@ mod tests {
         let (n0, n1, n2) = (n(&mut store, 0), n(&mut store, 1), n(&mut store, 2));
         overlay.add(crate::store::TermId::DEFAULT_GRAPH, vec![[n0, p, n2]]);
         save(&dir, &manifest(), &store, &overlay, &[], None, None).unwrap();
-        let (_, opened, files) = open(&dir, true).unwrap();
+        let (_, opened, files) = open(&dir, format::Orders::All).unwrap();
         let counts = opened.store.dict.counts();
         // The change: a fact with a new term asserted, one asserted fact and the derived one gone, one derived.
         let mut changed = opened.store;
@@ -1370,11 +1379,11 @@ mod tests {
         .unwrap();
         assert!(kept, "saved whole, not as a delta");
         assert!(dir.join("delta-0001.bin").is_file());
-        let (_, back, files) = open(&dir, true).unwrap();
+        let (_, back, files) = open(&dir, format::Orders::All).unwrap();
         assert_eq!(files.0.len(), 2);
         let whole = tmp.path().join("whole");
         save(&whole, &manifest(), &changed, &after, &[], None, None).unwrap();
-        let (_, expected, _) = open(&whole, true).unwrap();
+        let (_, expected, _) = open(&whole, format::Orders::All).unwrap();
         assert_eq!(facts(&back), facts(&expected));
         assert_eq!(back.store.prefixes, expected.store.prefixes);
         assert_eq!(back.store.dict.to_parts(), changed.dict.to_parts());
@@ -1404,7 +1413,7 @@ mod tests {
         assert!(!dir.join("delta-0001.bin").exists());
         // Damage to a delta is refused, not misread.
         save(&dir, &manifest(), &store, &overlay, &[], None, None).unwrap();
-        let (_, _, files) = open(&dir, true).unwrap();
+        let (_, _, files) = open(&dir, format::Orders::All).unwrap();
         save(
             &dir,
             &manifest(),
@@ -1420,7 +1429,10 @@ mod tests {
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(matches!(open(&dir, true), Err(StateError::Corrupt { .. })));
+        assert!(matches!(
+            open(&dir, format::Orders::All),
+            Err(StateError::Corrupt { .. })
+        ));
     }
 
     #[test]

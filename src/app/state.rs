@@ -16,6 +16,7 @@ use crate::output::progress::Progress;
 use crate::rules::source::RuleText;
 use crate::rules::{self, Origin, RuleSources};
 use crate::state::format::Delta;
+use crate::state::format::Orders;
 use crate::state::{self, Change, Files, Input, LinesAhead, Manifest, ResultOptions, StateError};
 use crate::store::load::dump::{self, Compared, LineTable};
 use crate::store::load::{self, DataFormat, DataSource, LoadOptions, Loader};
@@ -166,7 +167,7 @@ fn differences(
 
 /// The store, derived facts and program of a state; its reasoning time; its manifest; the files it was opened
 /// from.
-fn from_state(dir: &Path, orders: bool, progress: &Progress) -> Result<Opened, Failure> {
+fn from_state(dir: &Path, orders: Orders, progress: &Progress) -> Result<Opened, Failure> {
     control::enter(Phase::Open);
     progress.message(&format!("opening the state {}", dir.display()));
     let (manifest, snapshot, files) = state::open(dir, orders).map_err(failure)?;
@@ -205,19 +206,20 @@ fn from_state(dir: &Path, orders: bool, progress: &Progress) -> Result<Opened, F
 
 /// A state's store and program, as it was saved.
 pub(super) fn opened(dir: &Path, progress: &Progress) -> Result<(Store, Reasoned), Failure> {
-    from_state(dir, false, progress).map(|(store, reasoned, ..)| (store, reasoned))
+    from_state(dir, Orders::Lookups, progress).map(|(store, reasoned, ..)| (store, reasoned))
 }
 
 /// The facts a command answers from. Without `--state`: the data loaded and the rules run. With it: the state,
 /// when no data and no rules are given, or when those given are the state's; else, with `refresh`, the data
 /// run under the rules and options given and the state's where none are given (as `materialize --state` runs
 /// them; the caller saves the state after, with the settings returned), and without it a mismatch error.
+/// `orders`: which of the state's POS and OSP orders are built as it opens (the rest on first use).
 pub(super) fn obtain(
     sources: &[DataSource],
     load: &LoadOptions,
     reasoning: &ReasoningSettings,
     run: Run,
-    refresh: bool,
+    (refresh, orders): (bool, Orders),
     progress: &Progress,
 ) -> Result<Obtained, Failure> {
     let ran = |load: LoadOptions, reasoning: ReasoningSettings, progress: &Progress| {
@@ -243,7 +245,7 @@ pub(super) fn obtain(
         used: (load.clone(), reasoning.clone()),
     };
     if sources.is_empty() && reasoning.sources.paths.is_empty() {
-        let opened = from_state(dir, true, progress)?;
+        let opened = from_state(dir, orders, progress)?;
         let differs = conflicts(&opened.3.options, &given);
         if !differs.is_empty() {
             let (dir, differs) = (dir.display().to_string(), differs.join("; "));
@@ -266,7 +268,7 @@ pub(super) fn obtain(
         None => vec!["there is no state yet".to_owned()],
     };
     if differs.is_empty() {
-        return Ok(answered(from_state(dir, true, progress)?));
+        return Ok(answered(from_state(dir, orders, progress)?));
     }
     if !refresh {
         return Err(failure(StateError::Mismatch {
@@ -286,7 +288,7 @@ pub(super) fn obtain(
     };
     // The state's rules when no --rules is given (they are in its snapshot), and its options where none is given.
     let texts = if reasoning.sources.paths.is_empty() {
-        from_state(dir, false, progress)?.1.texts
+        from_state(dir, Orders::Lookups, progress)?.1.texts
     } else {
         Vec::new()
     };
@@ -824,7 +826,11 @@ pub(super) fn update(
     // The state's asserted orders are built while it opens (beside its dictionary) when the run will read them:
     // when facts are removed (the old facts' consequences are found over them), or may be (a new dump). A change
     // set that only adds facts builds the new index's orders from its triples, and never needs the old ones.
-    let orders = !change.remove.is_empty() || change.is_empty();
+    let orders = if !change.remove.is_empty() || change.is_empty() {
+        Orders::All
+    } else {
+        Orders::Derived
+    };
     let (opened, given_inputs, read) = std::thread::scope(|scope| {
         let reading = (!change.is_empty()).then(|| {
             progress.message(&opening);

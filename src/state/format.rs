@@ -397,15 +397,15 @@ impl Parts {
     }
 
     /// The snapshot these parts make, with `deltas` (the files written after it) applied in order; with
-    /// `orders`, the asserted quads' POS and OSP orders built now, else on first use.
-    fn with_deltas(mut self, deltas: &[Vec<u8>], orders: bool) -> Result<Snapshot, Damaged> {
+    /// `orders`: which POS and OSP orders are built now (the others on first use).
+    fn with_deltas(mut self, deltas: &[Vec<u8>], orders: Orders) -> Result<Snapshot, Damaged> {
         for d in deltas {
             self.apply(decode_delta(d)?)?;
         }
         self.assemble(orders)
     }
 
-    fn assemble(self, orders: bool) -> Result<Snapshot, Damaged> {
+    fn assemble(self, orders: Orders) -> Result<Snapshot, Damaged> {
         let end = self
             .dict
             .base
@@ -439,9 +439,10 @@ impl Parts {
                         "an asserted quad names a term the dictionary lacks".to_owned(),
                     ));
                 }
-                let index = TripleIndex::from_sorted(spo, orders).ok_or_else(|| {
-                    Damaged("an index of asserted quads is not sorted".to_owned())
-                })?;
+                let index =
+                    TripleIndex::from_sorted(spo, orders == Orders::All).ok_or_else(|| {
+                        Damaged("an index of asserted quads is not sorted".to_owned())
+                    })?;
                 graphs.push((g, index));
             }
             Ok(graphs)
@@ -453,7 +454,9 @@ impl Parts {
                     return Err(Damaged("the derived quads are damaged".to_owned()));
                 }
             }
-            overlay.build_orders();
+            if orders != Orders::Lookups {
+                overlay.build_orders();
+            }
             Ok(overlay)
         };
         let (dict, (graphs, overlay)) = rayon::join(
@@ -476,10 +479,22 @@ impl Parts {
     }
 }
 
+/// Which of a snapshot's POS and OSP orders its reader builds as it opens, in parallel; the others are built
+/// when first read (by the reading thread), which costs less where a command reads few facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Orders {
+    /// None: the command reads the facts in SPO order or not at all (`deps`, a dump written from the state).
+    Lookups,
+    /// The derived facts' (a change set that only adds facts: the old asserted orders are never read).
+    Derived,
+    /// All of them (a query, `explain`; a run that removes facts, whose consequences are found over the old ones).
+    All,
+}
+
 /// Decodes a snapshot ([`write()`]'s bytes) and applies the deltas written after it ([`encode_delta`]'s), in
 /// order; the asserted quads' orders are built.
 pub fn decode(bytes: &[u8], deltas: &[Vec<u8>]) -> Result<Snapshot, Damaged> {
-    Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas, true)
+    Parts::read(&mut Reader { bytes, at: 0 })?.with_deltas(deltas, Orders::All)
 }
 
 /// A snapshot file read through once, in order: what it decoded to (or why it did not), and its length and
@@ -524,7 +539,7 @@ fn read_through<R: std::io::Read, T>(
 impl Streamed {
     /// The snapshot, with the deltas written after it applied in order; with `orders`, the asserted quads'
     /// POS and OSP orders built now (else on first use).
-    pub fn decode(self, deltas: &[Vec<u8>], orders: bool) -> Result<Snapshot, Damaged> {
+    pub fn decode(self, deltas: &[Vec<u8>], orders: Orders) -> Result<Snapshot, Damaged> {
         self.parts?.with_deltas(deltas, orders)
     }
 }
@@ -1178,7 +1193,7 @@ mod tests {
             let streamed = stream_through(&bytes[..], len, buffer).unwrap();
             assert_eq!(streamed.bytes, len, "buffer {buffer}");
             assert_eq!(streamed.crc32, crc32fast::hash(&bytes), "buffer {buffer}");
-            let back = streamed.decode(&[], true).unwrap();
+            let back = streamed.decode(&[], Orders::All).unwrap();
             assert_eq!(back.store.dict.to_parts(), whole.store.dict.to_parts());
             assert_eq!(back.store.prefixes, whole.store.prefixes);
             assert_eq!(
@@ -1190,7 +1205,7 @@ mod tests {
         // Cut short: what was read is counted, and it does not decode.
         let streamed = stream_through(&bytes[..bytes.len() - 5], len, 96).unwrap();
         assert_eq!(streamed.bytes, len - 5);
-        let e = streamed.decode(&[], true).err().unwrap();
+        let e = streamed.decode(&[], Orders::All).err().unwrap();
         assert!(e.0.contains("ends early"), "{e:?}");
         // Longer than the manifest says: the extra bytes are read and counted, and refused.
         let mut longer = bytes.clone();
