@@ -370,14 +370,8 @@ impl Dictionary {
                 TAG_IRI => id_at(0).is_some_and(|ns| ns < namespaces) && utf8(&rest[4..]),
                 TAG_BLANK => rest.len() == 4,
                 TAG_SIMPLE => utf8(rest),
-                TAG_LANG => {
-                    rest.len() >= 3 && {
-                        let tag_len = u16::from_le_bytes([rest[1], rest[2]]) as usize;
-                        rest.len() >= 3 + tag_len
-                            && utf8(&rest[3..3 + tag_len])
-                            && utf8(&rest[3 + tag_len..])
-                    }
-                }
+                TAG_LANG => lang_span(rest)
+                    .is_some_and(|(start, end)| utf8(&rest[start..end]) && utf8(&rest[end..])),
                 TAG_TYPED => {
                     id_at(0).is_some_and(|d| tag_of(d) == Some(TAG_IRI)) && utf8(&rest[4..])
                 }
@@ -462,11 +456,11 @@ impl Dictionary {
                     2 => Some(Direction::Rtl),
                     _ => None,
                 };
-                let tag_len = u16::from_le_bytes([rest[1], rest[2]]) as usize;
+                let (start, end) = lang_span(rest).expect("a language tag the dictionary wrote");
                 TermRef::Literal {
-                    lexical: utf8(&rest[3 + tag_len..]),
+                    lexical: utf8(&rest[end..]),
                     kind: LiteralKind::Lang {
-                        tag: utf8(&rest[3..3 + tag_len]),
+                        tag: utf8(&rest[start..end]),
                         direction,
                     },
                 }
@@ -877,6 +871,26 @@ fn split_iri(iri: &str) -> (&str, &str) {
     }
 }
 
+/// The 16-bit length of a language tag that says its length follows in 32 bits.
+const LONG_TAG: u16 = u16::MAX;
+
+/// Where a language-tagged literal's tag starts and ends in its key after the tag byte (`rest`: the direction,
+/// the tag's length, the tag, the lexical form); `None` if the key is too short for them.
+fn lang_span(rest: &[u8]) -> Option<(usize, usize)> {
+    let short = u16::from_le_bytes([*rest.get(1)?, *rest.get(2)?]);
+    let (start, len): (usize, usize) = if short == LONG_TAG {
+        let long = rest.get(3..7)?;
+        (
+            7,
+            u32::from_le_bytes([long[0], long[1], long[2], long[3]]) as usize,
+        )
+    } else {
+        (3, usize::from(short))
+    };
+    let end = start.checked_add(len)?;
+    (end <= rest.len()).then_some((start, end))
+}
+
 fn encode_literal(out: &mut Vec<u8>, lexical: &str, kind: LiteralKind<'_>) {
     out.clear();
     match kind {
@@ -888,10 +902,16 @@ fn encode_literal(out: &mut Vec<u8>, lexical: &str, kind: LiteralKind<'_>) {
                 Some(Direction::Ltr) => 1,
                 Some(Direction::Rtl) => 2,
             });
-            // BCP 47 tags are short; a longer one is cut at the 16-bit length (never seen in practice).
-            let len = tag.len().min(usize::from(u16::MAX));
-            out.extend_from_slice(&(len as u16).to_le_bytes());
-            out.extend_from_slice(&tag.as_bytes()[..len]);
+            // The tag's length in 16 bits; from 65,535 bytes up, 0xFFFF and the length in 32 bits.
+            match u16::try_from(tag.len()) {
+                Ok(len) if len < LONG_TAG => out.extend_from_slice(&len.to_le_bytes()),
+                _ => {
+                    out.extend_from_slice(&LONG_TAG.to_le_bytes());
+                    let len = u32::try_from(tag.len()).expect("a language tag under 4 GiB");
+                    out.extend_from_slice(&len.to_le_bytes());
+                }
+            }
+            out.extend_from_slice(tag.as_bytes());
         }
         LiteralKind::Typed(datatype) => {
             out.push(TAG_TYPED);
@@ -940,6 +960,55 @@ pub fn blank_scope_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn language_tags_of_any_length_are_kept_whole_and_read_back_from_the_parts() {
+        let mut dict = Dictionary::new();
+        // Around the 16-bit length, and past it (70,000 bytes were cut to 65,535 and no longer parsed).
+        let tags: Vec<String> = [65_534usize, 65_535, 65_536, 70_000]
+            .iter()
+            .map(|&n| {
+                let mut tag = format!("en{}", "-abcdefgh".repeat(n / 9 + 1))[..n].to_owned();
+                if tag.ends_with('-') {
+                    tag.replace_range(n - 1.., "x");
+                }
+                tag
+            })
+            .chain(["en".to_owned(), "de-CH".to_owned()])
+            .collect();
+        let ids: Vec<TermId> = tags
+            .iter()
+            .map(|tag| {
+                dict.intern_literal(
+                    "x",
+                    LiteralKind::Lang {
+                        tag,
+                        direction: Some(Direction::Rtl),
+                    },
+                )
+            })
+            .collect();
+        let back = Dictionary::from_parts(dict.to_parts()).expect("the parts decode");
+        for (tag, &id) in tags.iter().zip(&ids) {
+            for d in [&dict, &back] {
+                let TermRef::Literal {
+                    lexical,
+                    kind:
+                        LiteralKind::Lang {
+                            tag: got,
+                            direction,
+                        },
+                } = d.get(id)
+                else {
+                    panic!("not a language-tagged literal");
+                };
+                assert_eq!(
+                    (lexical, got, direction),
+                    ("x", tag.as_str(), Some(Direction::Rtl))
+                );
+            }
+        }
+    }
 
     #[test]
     fn terms_interned_in_bulk_get_the_ids_one_lookup_and_intern_at_a_time_give() {
