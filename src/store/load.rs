@@ -909,6 +909,19 @@ fn parse_batches(
                                 entity: entity.clone(),
                                 limit: deep.limit,
                             },
+                            guard::Why::Unclosed(open) => {
+                                LoadError::Syntax(Box::new(SyntaxError {
+                                    file: name.to_owned(),
+                                    line: deep.line,
+                                    column: deep.column,
+                                    message: format!(
+                                        "the document ends with {open} element(s) still open: the file is cut short (close them, or fetch the file again)"
+                                    ),
+                                    format: format_name(format),
+                                    snippet: None,
+                                    span: None,
+                                }))
+                            }
                             guard::Why::InvalidUtf8 => LoadError::Syntax(Box::new(SyntaxError {
                                 file: name.to_owned(),
                                 line: deep.line,

@@ -38,6 +38,8 @@ pub enum Why {
     InvalidUtf8,
     /// XML entities expand past their allowance, at this entity (declared or referenced).
     Entities(String),
+    /// An XML document ends with this many elements open (the parser took what it had read as the whole).
+    Unclosed(usize),
 }
 
 /// Where the guard stopped the data, and why: nested past its limit, a comment that is not UTF-8, or entities
@@ -68,6 +70,11 @@ impl std::fmt::Display for TooDeep {
                 f,
                 "XML entities expand past {} bytes at `{name}`, line {} column {}",
                 self.limit, self.line, self.column
+            ),
+            Why::Unclosed(open) => write!(
+                f,
+                "the XML document ends with {open} element(s) open, at line {} column {}",
+                self.line, self.column
             ),
             Why::InvalidUtf8 => write!(
                 f,
@@ -335,6 +342,21 @@ impl Scanner {
 
     fn close(&mut self) {
         self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// The end of the text: an XML document must have closed every element it opened.
+    pub fn finish(&self) -> Result<(), TooDeep> {
+        if self.family == Family::Xml && self.depth > 0 {
+            let (line, column, offset) = self.next;
+            return Err(TooDeep {
+                what: Why::Unclosed(self.depth),
+                line,
+                column,
+                offset,
+                limit: self.limit() as u64,
+            });
+        }
+        Ok(())
     }
 
     /// Scans the next bytes.
@@ -664,9 +686,12 @@ impl<R> Guard<R> {
 impl<R: Read> Read for Guard<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.scanner
-            .scan(&buf[..n])
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let scanned = if n == 0 && !buf.is_empty() {
+            self.scanner.finish()
+        } else {
+            self.scanner.scan(&buf[..n])
+        };
+        scanned.map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         Ok(n)
     }
 }
@@ -812,6 +837,27 @@ mod tests {
             ));
         }
         assert!(scan(Family::Xml, &(text + "</r>")).is_ok());
+    }
+
+    #[test]
+    fn an_xml_document_that_ends_with_elements_open_is_refused_at_its_end() {
+        let mut s = Scanner::new(Family::Xml);
+        s.scan(b"<?xml version=\"1.0\"?>\n<r><a x='<'>text<b/><!-- <c> --></a>\n<d>cut")
+            .unwrap();
+        let e = s.finish().unwrap_err();
+        assert_eq!((e.what, e.line, e.column), (Why::Unclosed(2), 3, 7));
+        let mut whole = Scanner::new(Family::Xml);
+        whole.scan(b"<r><a/><b></b></r>\n").unwrap();
+        assert!(whole.finish().is_ok());
+        // Through the reader: the error comes at the end of the input, not before.
+        let mut out = Vec::new();
+        let err = Guard::new(&b"<r><a>x</a>"[..], Family::Xml)
+            .read_to_end(&mut out)
+            .unwrap_err();
+        assert_eq!(too_deep(&err).unwrap().what, Why::Unclosed(1));
+        assert_eq!(out, b"<r><a>x</a>");
+        // Other syntaxes have no elements to close.
+        assert!(Scanner::new(Family::Turtle).finish().is_ok());
     }
 
     #[test]
