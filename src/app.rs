@@ -615,6 +615,10 @@ fn reason(
         && !settings.owl2rl
         && settings.cluster.is_none()
     {
+        // `--stats` still says what ran: nothing (no rules, nothing derived).
+        if stats {
+            write_stats(settings, &RunReport::default(), None)?;
+        }
         return Ok(Reasoned {
             program: validation.program,
             overlay: Overlay::new(),
