@@ -371,6 +371,16 @@ pub fn release_temporary<R>(path: &Path, f: impl FnOnce() -> R) -> R {
     result
 }
 
+/// [`release_temporary`] for several temporaries at once: `f` (their renames into place) runs under one hold of
+/// the lock a stop takes, so a stop comes before all of it (and removes them all) or after.
+pub fn release_temporaries<R>(paths: &[PathBuf], f: impl FnOnce() -> R) -> R {
+    let _hold = Held::new();
+    let mut list = temporaries();
+    let result = f();
+    list.retain(|p| !paths.contains(p));
+    result
+}
+
 /// Removes every temporary file still recorded (waiting up to a second for a rename in progress); how many.
 pub fn discard_temporaries() -> usize {
     let started = Instant::now();

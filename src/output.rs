@@ -243,6 +243,7 @@ pub fn write_dataset(
             // so that the folder holds this run's graphs only (files it never listed stay).
             let earlier = earlier_files(dir);
             let mut written: Vec<String> = Vec::new();
+            let mut staged: Vec<files::Staged> = Vec::new();
             let mut index = String::from("file\tgraph\n");
             for (graph, parts) in by_graph(quads) {
                 let joined: Vec<Quad>;
@@ -267,14 +268,27 @@ pub fn write_dataset(
                     name = format!("{name}.{}", codec.extension());
                 }
                 let path = dir.join(&name);
-                files::write_atomically(&path, |w| write(chunk, w))
-                    .map_err(write_error(path.clone()))?;
+                match files::stage(&path, |w| write(chunk, w)) {
+                    Ok(s) => staged.extend(s),
+                    Err(e) => {
+                        files::discard(staged);
+                        return Err(write_error(path)(e));
+                    }
+                }
                 index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
                 written.push(name);
             }
             let path = dir.join("graphs.tsv");
-            files::write_atomically(&path, |w| w.write_all(index.as_bytes()))
-                .map_err(write_error(path))?;
+            match files::stage(&path, |w| w.write_all(index.as_bytes())) {
+                Ok(s) => staged.extend(s),
+                Err(e) => {
+                    files::discard(staged);
+                    return Err(write_error(path)(e));
+                }
+            }
+            // Every file is written before any is put in place: a run stopped or failed while writing leaves the
+            // folder as it was.
+            files::commit(staged).map_err(write_error(dir.clone()))?;
             for name in earlier.iter().filter(|n| !written.contains(n)) {
                 let stale = dir.join(name);
                 // A regular file only, never through a link or over a device.

@@ -108,6 +108,28 @@ fn out_dir_writes_one_file_per_graph_with_reversible_names() {
 }
 
 #[test]
+fn out_dir_puts_no_file_in_place_when_a_later_one_cannot_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    let out = dir.path().join("graphs");
+    // The last graph's file cannot be written (a folder has its name); the others are written before it.
+    fs::create_dir_all(out.join("http%3A%2F%2Fexample.org%2Fother%2520graph.ttl")).unwrap();
+    reasonctl()
+        .args(["materialize", &data, "--include-asserted", "--out-dir"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("other%2520graph.ttl"));
+    // Nothing of the run is left: no graph file, no index, no temporary.
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["http%3A%2F%2Fexample.org%2Fother%2520graph.ttl"]);
+}
+
+#[test]
 fn out_dir_with_provenance_writes_each_graph_once_with_its_facts_and_their_reifiers() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());

@@ -14,6 +14,19 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    match stage(path, write)? {
+        Some(staged) => commit(vec![staged]),
+        None => Ok(()),
+    }
+}
+
+/// Writes `path` as [`write_atomically`] does, but leaves a regular file's new content beside it, for [`commit`]
+/// to put in place with others; a device, a FIFO or one of the process's descriptors is written at once
+/// (`None`).
+pub fn stage(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<Option<Staged>> {
     let target = match resolve_links(path)? {
         Resolved::Path(p) => p,
         Resolved::Descriptor(fd) => {
@@ -22,7 +35,7 @@ pub fn write_atomically(
             let file = duplicate(fd)?;
             let mut out = BufWriter::with_capacity(1 << 16, file);
             write(&mut out)?;
-            return out.flush();
+            return out.flush().map(|()| None);
         }
     };
     match fs::metadata(&target) {
@@ -36,7 +49,7 @@ pub fn write_atomically(
             let file = fs::OpenOptions::new().write(true).open(&target)?;
             let mut out = BufWriter::with_capacity(1 << 16, file);
             write(&mut out)?;
-            return out.flush();
+            return out.flush().map(|()| None);
         }
         _ => {}
     }
@@ -50,14 +63,47 @@ pub fn write_atomically(
         write(&mut out)?;
         out.flush()
     })();
-    control::release_temporary(&temp, || match written {
-        Ok(()) => fs::rename(&temp, &target).inspect_err(|_| {
-            let _ = fs::remove_file(&temp);
-        }),
-        Err(e) => {
+    match written {
+        Ok(()) => Ok(Some(Staged { temp, target })),
+        Err(e) => control::release_temporary(&temp, || {
             let _ = fs::remove_file(&temp);
             Err(e)
+        }),
+    }
+}
+
+/// A file written beside its target (a temporary a stop removes), for [`commit`] to rename into place.
+#[derive(Debug)]
+pub struct Staged {
+    temp: PathBuf,
+    target: PathBuf,
+}
+
+/// Removes staged files that will not be put in place (a later file of the same output failed).
+pub fn discard(staged: Vec<Staged>) {
+    let temps: Vec<PathBuf> = staged.into_iter().map(|s| s.temp).collect();
+    control::release_temporaries(&temps, || {
+        for t in &temps {
+            let _ = fs::remove_file(t);
         }
+    });
+}
+
+/// Renames staged files into place, all under one hold of the lock a stop takes: a stop before removes them all,
+/// and one after finds them all in place. A rename that fails removes the temporaries not renamed yet.
+pub fn commit(staged: Vec<Staged>) -> io::Result<()> {
+    let temps: Vec<PathBuf> = staged.iter().map(|s| s.temp.clone()).collect();
+    control::release_temporaries(&temps, || {
+        let mut result = Ok(());
+        for s in &staged {
+            if result.is_ok() {
+                result = fs::rename(&s.temp, &s.target);
+            }
+            if result.is_err() {
+                let _ = fs::remove_file(&s.temp);
+            }
+        }
+        result
     })
 }
 
