@@ -1066,6 +1066,13 @@ fn syntax_error(
     tail: &Kept,
 ) -> LoadError {
     let format = format_name(format);
+    // oxjsonld's words for a context it would have to fetch: what reasonctl does instead, and the fix.
+    let message = if message.contains("LoadDocumentCallback") {
+        "the @context names a document to load (a remote or relative context, or @import); reasonctl loads no \
+         document but the data: put the context's content inline, as a JSON object"
+    } else {
+        message
+    };
     let Some(location) = location else {
         return LoadError::SyntaxUnplaced {
             file: name.to_owned(),
