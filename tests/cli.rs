@@ -209,6 +209,34 @@ fn a_syntax_error_leaves_an_existing_output_file_untouched() {
 }
 
 #[test]
+fn a_syntax_error_after_lone_cr_line_ends_quotes_its_line_at_the_column_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("cr.nt");
+    fs::write(
+        &data,
+        "<http://a> <http://b> <http://c> .\r<http://a> <http://b> <http://c> <http://d> .\r",
+    )
+    .unwrap();
+    let out = reasonctl()
+        .args(["materialize", "-q", "--include-asserted", "cr.nt"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The message and the quoted line's header name the same place (the header counted LF only: 2:74).
+    assert!(err.contains("cr.nt:2:"), "{err}");
+    let at = err
+        .split("cr.nt:2:")
+        .nth(1)
+        .unwrap()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap();
+    assert!(err.contains(&format!("[cr.nt:2:{at}]")), "{err}");
+}
+
+#[test]
 fn an_unwritable_output_fails_with_exit_2_and_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());

@@ -1214,9 +1214,10 @@ impl Kept {
             return None;
         }
         let at = (offset - self.start) as usize;
+        // A line ends at LF, CR LF or a lone CR (classic Mac), as the parsers count lines.
         let line_start = self.kept[..at]
             .iter()
-            .rposition(|&b| b == b'\n')
+            .rposition(|&b| b == b'\n' || b == b'\r')
             .map_or(0, |i| i + 1);
         if line_start == 0 && self.start > 0 {
             return None; // the line begins before the kept bytes
