@@ -314,7 +314,7 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
         Op::Minus { .. } => found.push("MINUS"),
         Op::Filter { input, expr } => {
             check_op(input, found);
-            check_filter(expr, found);
+            check_filter(expr, &input.vars(), found);
         }
         Op::Extend { input, expr, .. } => {
             check_op(input, found);
@@ -334,12 +334,24 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
 
 /// A FILTER's condition: `(NOT) EXISTS { p }` whole, or a conjunction of such and of conditions without EXISTS
 /// (each conjunct a filter of its own, see [`conjunction`]).
-fn check_filter(expr: &Expr, found: &mut Vec<&'static str>) {
+/// `outer`: the variables of the rows filtered.
+fn check_filter(expr: &Expr, outer: &VarSet, found: &mut Vec<&'static str>) {
     match (exists_of(expr), conjunction(expr)) {
-        (Some((inner, _)), _) => check_op(inner, found),
+        (Some((inner, _)), _) => {
+            check_op(inner, found);
+            // The pattern runs on its own and meets the outer rows on the variables both bind: a filter or BIND
+            // inside it that reads another variable of the outer row (`EXISTS { FILTER (?x = 2) }`) would see
+            // it unbound.
+            let reads = inner.mentioned_vars().intersection(outer);
+            if !reads.is_subset(&inner.certain_vars()) {
+                found.push(
+                    "EXISTS whose FILTER or BIND reads a variable of the outer row that its patterns do not bind",
+                );
+            }
+        }
         (None, Some((a, b))) => {
-            check_filter(a, found);
-            check_filter(b, found);
+            check_filter(a, outer, found);
+            check_filter(b, outer, found);
         }
         (None, None) if expr.has_exists() => found.push(
             "EXISTS inside a FILTER expression other than a conjunction (only FILTER (NOT) EXISTS, alone or joined by &&)",

@@ -222,7 +222,8 @@ impl Expr {
             Expr::Coalesce(list) | Expr::Call(_, list) => {
                 list.iter().for_each(|e| e.collect_vars(out))
             }
-            Expr::Exists(op) => out.extend(&op.vars()),
+            // What the pattern reads of the row it is substituted with, filters included.
+            Expr::Exists(op) => out.extend(&op.mentioned_vars()),
         }
     }
 

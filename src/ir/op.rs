@@ -472,6 +472,60 @@ impl Op {
         out
     }
 
+    /// Every variable the operator reads or binds in its own scope: [`Op::vars`] and those of its expressions
+    /// (FILTER, BIND, an OPTIONAL's condition, ORDER BY keys, nested EXISTS) and of a MINUS's right side; a
+    /// subquery shows only what it projects. What an enclosing EXISTS substitutes the outer row into, so a
+    /// FILTER holding one waits for all of these (`EXISTS { FILTER (?x = 2) }` reads `?x`).
+    pub fn mentioned_vars(&self) -> VarSet {
+        let mut out = VarSet::new();
+        self.collect_mentioned(&mut out);
+        out
+    }
+
+    fn collect_mentioned(&self, out: &mut VarSet) {
+        match self {
+            Op::Empty | Op::Unit | Op::Pattern(_) | Op::Path { .. } | Op::GraphName(_) => {
+                out.extend(&self.vars())
+            }
+            Op::Values { vars, .. } | Op::Project { vars, .. } => {
+                vars.iter().for_each(|v| out.insert(*v))
+            }
+            Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| o.collect_mentioned(out)),
+            Op::LeftJoin {
+                left,
+                right,
+                filter,
+            } => {
+                left.collect_mentioned(out);
+                right.collect_mentioned(out);
+                if let Some(f) = filter {
+                    out.extend(&f.vars());
+                }
+            }
+            Op::Minus { left, right } => {
+                left.collect_mentioned(out);
+                right.collect_mentioned(out);
+            }
+            Op::Filter { input, expr } => {
+                input.collect_mentioned(out);
+                out.extend(&expr.vars());
+            }
+            Op::Extend { input, var, expr } => {
+                input.collect_mentioned(out);
+                out.insert(*var);
+                out.extend(&expr.vars());
+            }
+            Op::OrderBy { input, keys } => {
+                input.collect_mentioned(out);
+                keys.iter().for_each(|(e, _)| out.extend(&e.vars()));
+            }
+            Op::Distinct(input) | Op::Reduced(input) | Op::Slice { input, .. } => {
+                input.collect_mentioned(out)
+            }
+            Op::Group { .. } => out.extend(&self.vars()),
+        }
+    }
+
     /// The variables in term positions: [`Op::vars`] without the graph variables of patterns and paths.
     pub fn term_vars(&self) -> VarSet {
         let mut out = VarSet::new();
