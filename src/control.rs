@@ -41,13 +41,13 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { self.0.alloc(layout) }
+        refused(unsafe { self.0.alloc(layout) })
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { self.0.alloc_zeroed(layout) }
+        refused(unsafe { self.0.alloc_zeroed(layout) })
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -59,8 +59,19 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size as isize - layout.size() as isize);
         // SAFETY: forwarded with the caller's guarantees.
-        unsafe { self.0.realloc(ptr, layout, new_size) }
+        refused(unsafe { self.0.realloc(ptr, layout, new_size) })
     }
+}
+
+/// An allocation the system refused (null) below the heap limit: the address space is used up another way
+/// (stacks, fragments, an `ulimit -v`). The command stops with a report (exit 3), as at the limit, where the
+/// standard library would abort (exit 134); while another thread stops the command, this one waits for the
+/// exit. Only a thread that must not be stopped (or a process without the stop installed) gets the null back.
+fn refused(ptr: *mut u8) -> *mut u8 {
+    if ptr.is_null() && !HOLD.try_with(Cell::get).unwrap_or(true) {
+        stop(Stop::Memory);
+    }
+    ptr
 }
 
 /// Counts an allocation (`delta > 0`, before it is made) or a release; past the limit, stops the command

@@ -1416,6 +1416,32 @@ fn an_address_space_limit_bounds_the_heap_and_a_run_past_it_stops_with_a_report(
     assert!(!dir.path().join("out.nq").exists());
 }
 
+#[test]
+fn an_allocation_the_system_refuses_below_the_heap_limit_stops_with_a_report_not_an_abort() {
+    let dir = folder();
+    let mut data = String::new();
+    for i in 0..1_000_000 {
+        data.push_str(&format!("<http://ex/s{i}> <http://ex/v> \"{i}\" .\n"));
+    }
+    write(dir.path(), "big.nt", &data);
+    let bin = env!("CARGO_BIN_EXE_reasonctl");
+    // A cross product sorted whole: its rows grow by doubling, and a doubling's new block (the old one still
+    // held) does not fit in what the address space has left, though the heap counted is under its limit. The
+    // allocator returned null and the standard library aborted (exit 134, two threads, 3 runs of 3).
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "unset RUST_BACKTRACE; ulimit -v 4000000 && exec {bin} --threads 2 query --timeout 60 --format tsv -o out.tsv --query 'SELECT ?a ?b WHERE {{ ?a ?p ?o . ?b ?q ?r }} ORDER BY ?a ?b LIMIT 1' big.nt"
+            ),
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    fails_with(&out, 3, "reasonctl::run::machine_memory");
+    assert!(!dir.path().join("out.tsv").exists());
+}
+
 // `query` answers on a terminal wrote the character as it was in JSON, XML and TSV results and in N-Triples: each
 // now escapes it in its own syntax (`\u009B`, XML `&#x9B;`), which reads back as the same character.
 #[test]
