@@ -1442,6 +1442,112 @@ fn an_allocation_the_system_refuses_below_the_heap_limit_stops_with_a_report_not
     assert!(!dir.path().join("out.tsv").exists());
 }
 
+/// A JSON-LD rule over `ex:p` deriving `ex:q`, with `extra` (JSON) appended to its `where` array.
+fn jsonld_rule(extra: &str) -> String {
+    format!(
+        "{{\"@context\": {{\"ex\": \"http://example.org/\"}}, \"where\": [{{\"@id\": \"?a\", \"ex:p\": \"?b\"}}{extra}], \"insert\": {{\"@id\": \"?a\", \"ex:q\": \"?b\"}}}}"
+    )
+}
+
+#[test]
+fn jsonld_filters_of_a_million_operands_run_as_balanced_trees() {
+    let dir = folder();
+    // Left-deep chains a million deep overflowed the stack (exit 134) in materialize while lint passed them.
+    for (name, filter) in [
+        (
+            "or.json",
+            format!("(|| {}true)", "false ".repeat(1_000_000)),
+        ),
+        (
+            "and.json",
+            format!("(&& {}true)", "true ".repeat(1_000_000)),
+        ),
+    ] {
+        write(
+            dir.path(),
+            name,
+            &jsonld_rule(&format!(", [\"filter\", \"{filter}\"]")),
+        );
+        let out = reasonctl()
+            .args(["materialize", "data.ttl", "--rules", name, "-o", "out.nq"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert_eq!(
+            fs::read_to_string(dir.path().join("out.nq")).unwrap(),
+            "<http://example.org/a> <http://example.org/q> <http://example.org/b> .\n",
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn jsonld_paths_and_sums_past_the_parser_limits_are_refused_and_a_long_union_reads_in_linear_time()
+{
+    let dir = folder();
+    let path_rule = |path: &str| {
+        format!(
+            "{{\"@context\": {{\"ex\": \"http://example.org/\", \"pp\": {{\"@path\": \"{path}\"}}}}, \"where\": {{\"@id\": \"?a\", \"pp\": \"?b\"}}, \"insert\": {{\"@id\": \"?a\", \"ex:q\": \"?b\"}}}}"
+        )
+    };
+    let sum = format!(", [\"bind\", \"?c\", [\"+\"{}]]", ", 1".repeat(2000));
+    for (name, text, says) in [
+        // 400,000 brackets overflowed the stack in lint, deps and materialize.
+        (
+            "deep.json",
+            path_rule(&format!(
+                "{}ex:p{}",
+                "(".repeat(400_000),
+                ")".repeat(400_000)
+            )),
+            "an @path's brackets nest deeper than 128 levels",
+        ),
+        // `p**…` ran in time growing as the cube of the stars (1,000: past a minute); SPARQL has no `p**`.
+        (
+            "stars.json",
+            path_rule(&format!("ex:p{}", "*".repeat(400))),
+            "a path step takes one of * + ?",
+        ),
+        ("sum.json", jsonld_rule(&sum), "takes at most 1024 operands"),
+    ] {
+        write(dir.path(), name, &text);
+        let out = reasonctl()
+            .args(["lint", name])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 1, "{name}: {}", stderr(&out));
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+        assert!(said.contains(says), "{name}: {said}");
+    }
+    // 40,000 branches: 58 s to read (each branch copied the union so far), now well under a second (release).
+    let union = format!(
+        ", [\"union\"{}]",
+        ", {\"@id\": \"?a\", \"ex:p\": \"?b\"}".repeat(40_000)
+    );
+    write(dir.path(), "union.json", &jsonld_rule(&union));
+    let started = Instant::now();
+    let out = reasonctl()
+        .args([
+            "materialize",
+            "data.ttl",
+            "--rules",
+            "union.json",
+            "-o",
+            "u.nq",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
 // `query` answers on a terminal wrote the character as it was in JSON, XML and TSV results and in N-Triples: each
 // now escapes it in its own syntax (`\u009B`, XML `&#x9B;`), which reads back as the same character.
 #[test]

@@ -329,4 +329,33 @@ impl Expr {
             (a, b) => Expr::And(Box::new(a), Box::new(b)),
         }
     }
+
+    /// The conjunction of `items` (`True` for none) as a balanced tree: a list of any length nests only as deep
+    /// as its logarithm (a left-deep chain of a million conditions overflowed the stack of every walk over it).
+    /// `&&` is associative in SPARQL's three-valued logic, so the grouping changes no answer.
+    pub fn all(items: Vec<Expr>) -> Expr {
+        let items: Vec<Expr> = items.into_iter().filter(|e| *e != Expr::True).collect();
+        balanced(items, |a, b| Expr::And(Box::new(a), Box::new(b))).unwrap_or(Expr::True)
+    }
+
+    /// The disjunction of `items` as a balanced tree (see [`Expr::all`]); `None` for none.
+    pub fn any(items: Vec<Expr>) -> Option<Expr> {
+        balanced(items, |a, b| Expr::Or(Box::new(a), Box::new(b)))
+    }
+}
+
+/// `items` joined pairwise, round after round, in order: a tree of depth ⌈log₂ n⌉; `None` for none.
+fn balanced(mut items: Vec<Expr>, join: fn(Expr, Expr) -> Expr) -> Option<Expr> {
+    while items.len() > 1 {
+        let mut next = Vec::with_capacity(items.len().div_ceil(2));
+        let mut it = items.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) => join(a, b),
+                None => a,
+            });
+        }
+        items = next;
+    }
+    items.pop()
 }

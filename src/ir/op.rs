@@ -378,13 +378,16 @@ impl Op {
 
     /// The union of two operands; flattens nested unions and drops empty branches.
     pub fn union(left: Op, right: Op) -> Op {
-        let mut out = Vec::new();
-        for op in [left, right] {
-            match op {
-                Op::Empty => {}
-                Op::Union(inner) => out.extend(inner),
-                other => out.push(other),
-            }
+        // The left side's branches kept in place: a union built one branch at a time is linear, not quadratic.
+        let mut out = match left {
+            Op::Empty => Vec::new(),
+            Op::Union(inner) => inner,
+            other => vec![other],
+        };
+        match right {
+            Op::Empty => {}
+            Op::Union(inner) => out.extend(inner),
+            other => out.push(other),
         }
         match out.len() {
             0 => Op::Empty,

@@ -220,6 +220,13 @@ fn where_error(rule: &str, e: WhereError) -> RuleError {
             at: None,
             help: "split the expression into several filters, or nest it less (and/or take any number of operands)",
         },
+        WhereError::PathTooDeep => RuleError::TooDeep {
+            rule: r,
+            what: "an @path's brackets",
+            limit: sexpr::MAX_NESTING,
+            at: None,
+            help: "nest the path less, or write it as several patterns through intermediate variables",
+        },
     }
 }
 

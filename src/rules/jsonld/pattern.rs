@@ -39,6 +39,8 @@ pub enum WhereError {
     Shape(String),
     /// A filter expression nests deeper than its limit.
     TooDeep,
+    /// An `@path`'s brackets nest deeper than [`sexpr::MAX_NESTING`].
+    PathTooDeep,
 }
 
 impl From<sexpr::SExprError> for WhereError {
@@ -59,6 +61,15 @@ impl From<ExpandError> for WhereError {
 type R<T> = Result<T, WhereError>;
 
 const RDF_REIFIES: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies";
+
+/// The most operands a filter's `+ - * /` takes, as deep as SPARQL's operators may nest (one level each).
+const MAX_OPERANDS: usize = crate::rules::sparql::scan::MAX_DEPTH;
+
+/// The most `|` an `@path` may have, as SPARQL's (each alternative is a level of nesting).
+const MAX_PATH_ALTERNATIVES: usize = crate::rules::sparql::scan::MAX_DEPTH;
+
+/// The most `/` an `@path` may have, as SPARQL's sequence paths.
+const MAX_PATH_STEPS: usize = crate::rules::sparql::scan::MAX_STEPS;
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
 /// Lowers `where` clauses with one context, interning constants into a dictionary.
@@ -265,7 +276,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let cond = filters.into_iter().fold(Expr::True, Expr::and);
+        let cond = Expr::all(filters);
         Ok(Op::filter(acc, cond))
     }
 
@@ -989,12 +1000,19 @@ impl<'a> Lowerer<'a> {
                 )));
             }
             // Comparisons chain pairwise: (< a b c) is a < b and b < c.
-            Ok(a.windows(2)
-                .map(|w| Expr::Compare(c, b(w[0].clone()), b(w[1].clone())))
-                .reduce(Expr::and)
-                .expect("two or more"))
+            Ok(Expr::all(
+                a.windows(2)
+                    .map(|w| Expr::Compare(c, b(w[0].clone()), b(w[1].clone())))
+                    .collect(),
+            ))
         };
         let arith = |n: NumOp, a: Vec<Expr>| -> R<Expr> {
+            // Left to right, one level per operand (numeric + and * are not associative in floating point).
+            if a.len() > MAX_OPERANDS {
+                return Err(WhereError::Shape(format!(
+                    "({op} …) takes at most {MAX_OPERANDS} operands (it nests one level per operand): compute it in several binds"
+                )));
+            }
             let mut it = a.into_iter();
             let first = it
                 .next()
@@ -1013,14 +1031,10 @@ impl<'a> Lowerer<'a> {
             "-" => arith(NumOp::Sub, a)?,
             "*" => arith(NumOp::Mul, a)?,
             "/" => arith(NumOp::Div, a)?,
-            "and" | "&&" => a
-                .into_iter()
-                .reduce(|x, y| Expr::And(b(x), b(y)))
-                .unwrap_or(Expr::True),
-            "or" | "||" => a
-                .into_iter()
-                .reduce(|x, y| Expr::Or(b(x), b(y)))
-                .ok_or_else(|| WhereError::Shape("(or …) needs arguments".into()))?,
+            "and" | "&&" => Expr::all(a),
+            "or" | "||" => {
+                Expr::any(a).ok_or_else(|| WhereError::Shape("(or …) needs arguments".into()))?
+            }
             "not" | "!" => {
                 need(1, &a)?;
                 Expr::Not(b(a.remove(0)))
@@ -1174,6 +1188,28 @@ pub enum PathText {
 /// Parses an `@path` (`ex:knows+`, `^ex:parent/ex:parent`, `(ex:a|ex:b)*`).
 pub fn parse_path(text: &str, cx: &Context) -> R<PathText> {
     let chars: Vec<char> = text.chars().collect();
+    // The parser recurses once per bracket, and the path's walks once per operator: bounded as SPARQL's are.
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for &c in &chars {
+        match c {
+            '(' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest > sexpr::MAX_NESTING {
+        return Err(WhereError::PathTooDeep);
+    }
+    let count = |c: char| chars.iter().filter(|&&x| x == c).count();
+    if count('|') > MAX_PATH_ALTERNATIVES || count('/') > MAX_PATH_STEPS {
+        return Err(WhereError::Shape(format!(
+            "the path {:?}… has more than {MAX_PATH_ALTERNATIVES} `|` or {MAX_PATH_STEPS} `/`: split it into several patterns or rules",
+            chars.iter().take(40).collect::<String>()
+        )));
+    }
     let mut pos = 0;
     let p = alt(&chars, &mut pos, cx)?;
     skip_ws(&chars, &mut pos);
@@ -1227,15 +1263,22 @@ fn unary(c: &[char], pos: &mut usize, cx: &Context) -> R<PathText> {
     } else {
         primary(c, pos, cx)?
     };
-    loop {
-        match c.get(*pos) {
-            Some('*') => p = PathText::Star(Box::new(p)),
-            Some('+') => p = PathText::Plus(Box::new(p)),
-            Some('?') => p = PathText::Opt(Box::new(p)),
-            _ => return Ok(p),
-        }
-        *pos += 1;
+    // One modifier, as SPARQL's grammar has it (`p**` is no path there; `(p*)*` is).
+    p = match c.get(*pos) {
+        Some('*') => PathText::Star(Box::new(p)),
+        Some('+') => PathText::Plus(Box::new(p)),
+        Some('?') => PathText::Opt(Box::new(p)),
+        _ => return Ok(p),
+    };
+    *pos += 1;
+    if let Some(m @ ('*' | '+' | '?')) = c.get(*pos) {
+        return Err(WhereError::Shape(format!(
+            "a path step takes one of * + ?, and this one has a second `{m}` at {}: write (step{})* … with brackets, or one modifier",
+            *pos,
+            c[*pos - 1]
+        )));
     }
+    Ok(p)
 }
 
 fn primary(c: &[char], pos: &mut usize, cx: &Context) -> R<PathText> {
