@@ -1620,6 +1620,19 @@ pub struct NotDerived {
     help: String,
 }
 
+/// No fact matches `--fact` after a capped run: it may follow from the reasoning the cap cut short.
+#[derive(Debug, Error, Diagnostic)]
+#[error("{fact} was not derived before reasoning was capped, and is not asserted")]
+#[diagnostic(
+    code(reasonctl::explain::capped),
+    help(
+        "reasoning stopped at a budget before its fixpoint, so the fact may still follow: raise the limit the warning above names (--timeout, --max-facts, --max-iterations, --max-memory) and explain it again"
+    )
+)]
+pub struct NotDerivedCapped {
+    fact: String,
+}
+
 fn explain(
     settings: &ExplainSettings,
     deadline: Option<Instant>,
@@ -1662,6 +1675,15 @@ fn explain(
     } else {
         derived
     };
+    if facts.is_empty() && capped {
+        return Err(Failure {
+            report: Report::new(NotDerivedCapped {
+                fact: settings.fact.trim().to_owned(),
+            }),
+            exit_code: 3,
+            broken_pipe: false,
+        });
+    }
     if facts.is_empty() {
         let named = |rs: &[usize]| {
             rs.iter()
