@@ -478,6 +478,7 @@ fn rule_of(e: &RuleError) -> Option<&str> {
         | RuleError::HeadAnonymous { rule }
         | RuleError::LiteralSubject { rule, .. }
         | RuleError::HeadNeverFact { rule, .. }
+        | RuleError::InvalidRegex { rule, .. }
         | RuleError::InvalidLiteral { rule, .. }
         | RuleError::JsonSyntax { rule, .. }
         | RuleError::MissingKey { rule, .. }
@@ -657,6 +658,12 @@ fn error_labels(e: &RuleError, t: &RuleText) -> Vec<Label> {
                 RuleError::HeadNeverFact { role, .. } => label(
                     s.template().and_then(|t| s.bytes(t)),
                     &format!("a head here has this {role}"),
+                ),
+                RuleError::InvalidRegex { pattern, .. } => label(
+                    t.text
+                        .find(pattern.as_str())
+                        .map(|at| at..at + pattern.len()),
+                    "does not compile",
                 ),
                 RuleError::InvalidLiteral { value, .. } => {
                     // The literal's quoted form inside the template.

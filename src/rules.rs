@@ -194,6 +194,23 @@ pub enum RuleError {
         /// `reifier`, `subject` or `predicate`.
         role: &'static str,
     },
+    /// A REGEX or REPLACE whose constant pattern (with its flags) does not compile: an error on every row.
+    #[error(
+        "rule {rule}: the regular expression {pattern} (flags {flags:?}) does not compile: {reason}"
+    )]
+    #[diagnostic(help(
+        "the call is an error on every row, so its FILTER keeps nothing and its BIND binds nothing: fix the pattern (XPath regular expressions; escape a literal `(` as `\\(`) or the flags (i, s, m, x, q)"
+    ))]
+    InvalidRegex {
+        /// The rule id.
+        rule: String,
+        /// The pattern, as an N-Triples literal.
+        pattern: String,
+        /// The flags.
+        flags: String,
+        /// What the regex compiler said (its first line).
+        reason: String,
+    },
     /// A head whose subject or predicate is a constant no triple can have there.
     #[error("rule {rule}: the head's {role} is {term}, {why}, so the head derives nothing")]
     #[diagnostic(help(

@@ -73,7 +73,12 @@ impl Env {
     }
 }
 
-fn compile_regex(pattern: &str, flags: &str) -> Option<Regex> {
+pub(crate) fn compile_regex(pattern: &str, flags: &str) -> Option<Regex> {
+    compile_regex_or_why(pattern, flags).ok()
+}
+
+/// [`compile_regex`], with why it does not compile: an unknown flag, or the compiler's first line.
+pub(crate) fn compile_regex_or_why(pattern: &str, flags: &str) -> Result<Regex, String> {
     let mut builder_pattern = Cow::Borrowed(pattern);
     let mut literal = false;
     let mut opts = (false, false, false, false);
@@ -84,7 +89,7 @@ fn compile_regex(pattern: &str, flags: &str) -> Option<Regex> {
             'm' => opts.2 = true,
             'x' => opts.3 = true,
             'q' => literal = true,
-            _ => return None,
+            other => return Err(format!("`{other}` is no flag")),
         }
     }
     if literal {
@@ -96,7 +101,15 @@ fn compile_regex(pattern: &str, flags: &str) -> Option<Regex> {
         .multi_line(opts.2)
         .ignore_whitespace(opts.3)
         .size_limit(1 << 20);
-    b.build().ok()
+    b.build().map_err(|e| {
+        let text = e.to_string();
+        let last = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        last.trim().trim_start_matches("error: ").to_owned()
+    })
 }
 
 /// Evaluates expressions over rows.

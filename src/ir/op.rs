@@ -632,7 +632,7 @@ impl Op {
     }
 
     /// The expressions the operator itself holds (filters, binds, the OPTIONAL condition).
-    fn exprs(&self) -> Option<Vec<&Expr>> {
+    pub(crate) fn exprs(&self) -> Option<Vec<&Expr>> {
         match self {
             Op::Filter { expr, .. } | Op::Extend { expr, .. } => Some(vec![expr]),
             Op::LeftJoin {

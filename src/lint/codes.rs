@@ -31,6 +31,8 @@ pub const HEAD_ANNOTATION: &str = "reasonctl::rules::head_annotation";
 pub const LITERAL_SUBJECT: &str = "reasonctl::rules::literal_subject";
 /// Error: a head's constant subject or predicate that no triple can have there.
 pub const HEAD_NEVER_FACT: &str = "reasonctl::rules::head_never_fact";
+/// Code of a constant regular expression that does not compile.
+pub const INVALID_REGEX: &str = "reasonctl::rules::invalid_regex";
 /// A JSON-LD head node without `@id`.
 pub const HEAD_ANONYMOUS: &str = "reasonctl::rules::head_anonymous";
 /// A head value whose lexical form is invalid for its datatype.
@@ -150,6 +152,10 @@ pub const ALL: &[(&str, &str)] = &[
         HEAD_NEVER_FACT,
         "A head subject that is a literal or a triple term, or a predicate that is not an IRI",
     ),
+    (
+        INVALID_REGEX,
+        "A REGEX or REPLACE whose constant pattern or flags do not compile",
+    ),
     (HEAD_ANONYMOUS, "A JSON-LD head node without `@id`"),
     (
         INVALID_LITERAL,
@@ -235,6 +241,7 @@ pub fn of(e: &RuleError) -> &'static str {
         RuleError::HeadAnnotation { .. } => HEAD_ANNOTATION,
         RuleError::LiteralSubject { .. } => LITERAL_SUBJECT,
         RuleError::HeadNeverFact { .. } => HEAD_NEVER_FACT,
+        RuleError::InvalidRegex { .. } => INVALID_REGEX,
         RuleError::HeadAnonymous { .. } => HEAD_ANONYMOUS,
         RuleError::InvalidLiteral { .. } => INVALID_LITERAL,
         RuleError::JsonSyntax { .. } => JSON_SYNTAX,

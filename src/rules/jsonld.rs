@@ -169,6 +169,7 @@ pub fn compile(
     }
     errors.extend(negation);
     errors.extend(validate::constant_heads(&rule, &heads, dict));
+    errors.extend(validate::invalid_regexes(&rule, &body, dict));
     errors.extend(validate::literal_subjects(
         &rule, &body, &heads, &vars, dict,
     ));

@@ -418,6 +418,7 @@ pub fn compile(
     }
     errors.extend(validate::literal_subjects(id, &body, &heads, &vars, dict));
     errors.extend(validate::constant_heads(id, &heads, dict));
+    errors.extend(validate::invalid_regexes(id, &body, dict));
     errors.extend(validate::invalid_head_literals(id, &heads, dict));
     if !errors.is_empty() {
         return Err(errors);

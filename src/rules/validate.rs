@@ -369,6 +369,69 @@ fn mentions(op: &Op, skip: Option<&Op>, out: &mut VarSet) {
     }
 }
 
+/// REGEX and REPLACE calls whose pattern and flags are constant strings that do not compile (as the executor
+/// compiles them): the call is an error on every row. One error per pattern and flags.
+pub fn invalid_regexes(
+    rule: &str,
+    body: &crate::ir::Op,
+    dict: &crate::store::Dictionary,
+) -> Vec<RuleError> {
+    use crate::ir::{Expr, Func, Op};
+    use crate::store::{LiteralKind, TermRef};
+    // invalid(r, p, f) :- call(r, regex, [_, p, f]), string(p), string(f), not compiles(p, f).
+    let text = |e: Option<&Expr>| -> Option<String> {
+        match e? {
+            Expr::Const(c) => match dict.get(*c) {
+                TermRef::Literal {
+                    lexical,
+                    kind: LiteralKind::Simple,
+                } => Some(lexical.to_owned()),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    let mut out: Vec<RuleError> = Vec::new();
+    let mut ops: Vec<&Op> = vec![body];
+    while let Some(op) = ops.pop() {
+        ops.extend(op.children());
+        for e in op.exprs().unwrap_or_default() {
+            let mut exists: Vec<&Op> = Vec::new();
+            e.visit_exists(true, &mut |inner, _| exists.push(inner));
+            ops.extend(exists);
+            e.visit(&mut |sub| {
+                let (pattern, flags) = match sub {
+                    Expr::Call(Func::Regex, args) => (args.get(1), args.get(2)),
+                    Expr::Call(Func::Replace, args) => (args.get(1), args.get(3)),
+                    _ => return,
+                };
+                let Some(pattern) = text(pattern) else { return };
+                let flags = match flags {
+                    None => String::new(),
+                    Some(f) => match text(Some(f)) {
+                        Some(f) => f,
+                        None => return,
+                    },
+                };
+                if let Err(reason) = crate::exec::eval::compile_regex_or_why(&pattern, &flags) {
+                    let pattern = format!("{pattern:?}");
+                    if !out.iter().any(|e| {
+                        matches!(e, RuleError::InvalidRegex { pattern: p, flags: f, .. } if *p == pattern && *f == flags)
+                    }) {
+                        out.push(RuleError::InvalidRegex {
+                            rule: rule.to_owned(),
+                            pattern,
+                            flags,
+                            reason,
+                        });
+                    }
+                }
+            });
+        }
+    }
+    out
+}
+
 /// Head subjects that are literal or triple-term constants, and predicates that are constants other than IRIs:
 /// no triple has them there, so such a head derives nothing. One error per term.
 pub fn constant_heads(
