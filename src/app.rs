@@ -323,14 +323,15 @@ impl From<QueryError> for Failure {
 
 /// An answer format that cannot hold the query's answer.
 #[derive(Debug, Error, Diagnostic)]
-#[error("--format {format} cannot hold the answer of a {form} query")]
+#[error("{format} cannot hold the answer of a {form} query")]
 #[diagnostic(
     code(reasonctl::query::format),
     help(
-        "use json, xml, csv or tsv for SELECT and ASK; nt, nquads, turtle or trig for CONSTRUCT and DESCRIBE"
+        "use json, xml, csv or tsv (.json .srj .xml .srx .csv .tsv) for SELECT and ASK; nt, nquads, turtle or trig (.nt .nq .ttl .trig) for CONSTRUCT and DESCRIBE; --format overrides the -o file's extension"
     )
 )]
 pub struct AnswerFormatError {
+    /// `--format F`, or the `-o` file's extension.
     format: String,
     form: &'static str,
 }
@@ -1107,15 +1108,14 @@ fn run_query(
         View::new(&store.quads, overlay),
         &options,
     )?;
-    // No --format: the -o file's extension, where it names a syntax for this kind of answer (else the default).
-    let format = settings.format.or_else(|| {
-        let f = AnswerFormat::of_path(settings.output.as_deref()?)?;
-        let fits = match &outcome.answer {
-            Answer::Triples(_) => f.rdf().is_some(),
-            _ => f.results().is_some(),
-        };
-        fits.then_some(f)
-    });
+    // No --format: the -o file's extension, when it names a syntax (one for another kind of answer is refused,
+    // below: `-o out.nt` for a SELECT would have got JSON); else the default.
+    let by_extension = settings
+        .format
+        .is_none()
+        .then(|| AnswerFormat::of_path(settings.output.as_deref()?))
+        .flatten();
+    let format = settings.format.or(by_extension);
     let write = |out: &mut dyn Write| -> std::io::Result<()> {
         if settings.explain_plan {
             let namer = Namer {
@@ -1159,15 +1159,20 @@ fn run_query(
         }
     };
     if !settings.explain_plan {
-        let (ok, form) = match (&outcome.answer, settings.format) {
+        let (ok, form) = match (&outcome.answer, format) {
             (_, None) => (true, ""),
             (Answer::Triples(_), Some(f)) => (f.rdf().is_some(), "CONSTRUCT or DESCRIBE"),
             (Answer::Boolean(_), Some(f)) => (f.answers_solutions(), "ASK"),
             (Answer::Solutions { .. }, Some(f)) => (f.answers_solutions(), "SELECT"),
         };
         if !ok {
+            let shown = match (settings.format, &settings.output) {
+                (Some(f), _) => format!("--format {}", format!("{f:?}").to_lowercase()),
+                (None, Some(path)) => format!("-o {} (by its extension)", path.display()),
+                (None, None) => unreachable!("a format comes from --format or -o"),
+            };
             return Err(Failure::input(AnswerFormatError {
-                format: format!("{:?}", settings.format.expect("some")).to_lowercase(),
+                format: shown,
                 form,
             }));
         }

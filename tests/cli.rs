@@ -237,6 +237,67 @@ fn a_syntax_error_after_lone_cr_line_ends_quotes_its_line_at_the_column_it_names
 }
 
 #[test]
+fn a_query_output_file_whose_extension_names_a_syntax_for_the_other_kind_of_answer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write_data(dir.path());
+    for (out, query, form) in [
+        ("x.nt", "SELECT * WHERE { ?s ?p ?o }", "SELECT"),
+        (
+            "y.json",
+            "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }",
+            "CONSTRUCT",
+        ),
+    ] {
+        reasonctl()
+            .args(["query", &data, "--query", query, "-o", out])
+            .current_dir(dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "-o {out} (by its extension) cannot hold the answer of a {form}"
+            )));
+        assert!(!dir.path().join(out).exists(), "{out}");
+    }
+    // An extension that fits, or --format, decides; one that names no syntax leaves the default.
+    reasonctl()
+        .args([
+            "query",
+            &data,
+            "--query",
+            "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1",
+            "-o",
+            "a.tsv",
+        ])
+        .current_dir(dir.path())
+        .assert()
+        .success();
+    assert!(
+        fs::read_to_string(dir.path().join("a.tsv"))
+            .unwrap()
+            .starts_with("?s\n")
+    );
+    reasonctl()
+        .args([
+            "query",
+            &data,
+            "--query",
+            "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1",
+            "-o",
+            "b.nt",
+            "--format",
+            "csv",
+        ])
+        .current_dir(dir.path())
+        .assert()
+        .success();
+    assert!(
+        fs::read_to_string(dir.path().join("b.nt"))
+            .unwrap()
+            .starts_with("s\r\n")
+    );
+}
+
+#[test]
 fn an_unwritable_output_fails_with_exit_2_and_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());
