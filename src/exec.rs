@@ -48,7 +48,9 @@ pub enum Flow {
 #[derive(Debug, Error, Diagnostic, Clone, PartialEq, Eq)]
 pub enum ExecError {
     /// The deadline passed.
-    #[error("the query ran past its deadline ({0:?})")]
+    #[error(
+        "the query ran past --timeout: it had {0:?} of it left when it started (after loading and reasoning)"
+    )]
     #[diagnostic(
         code(reasonctl::exec::timeout),
         help("raise --timeout, or make the query more selective")
