@@ -261,6 +261,6 @@ mod tests {
         );
         let err = late.check().unwrap_err();
         assert_eq!(err, ExecError::Timeout(Duration::from_secs(3)));
-        assert!(err.to_string().contains("deadline"));
+        assert!(err.to_string().contains("ran past --timeout"));
     }
 }

@@ -1146,8 +1146,9 @@ fn a_query_output_file_extension_picks_the_answer_syntax_when_it_suits_the_answe
         (select, "a.csv", "o\r\nhttp://example.org/b\r\n"),
         (select, "a.tsv", "?o\n<http://example.org/b>\n"),
         (select, "a.srx", "<?xml"),
-        // An RDF extension does not suit a SELECT answer: the default, JSON.
-        (select, "a.nt", "{\"head\""),
+        // An extension that names no syntax leaves the default, JSON (one for RDF is refused: see
+        // `a_query_output_file_whose_extension_names_a_syntax_for_the_other_kind_of_answer_is_refused`).
+        (select, "a.out", "{\"head\""),
         (
             construct,
             "a.nq",
