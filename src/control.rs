@@ -67,6 +67,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 /// (stacks, fragments, an `ulimit -v`). The command stops with a report (exit 3), as at the limit, where the
 /// standard library would abort (exit 134); while another thread stops the command, this one waits for the
 /// exit. Only a thread that must not be stopped (or a process without the stop installed) gets the null back.
+/// (A fallible allocation, `try_reserve`, would stop the command too: the project makes none.)
 fn refused(ptr: *mut u8) -> *mut u8 {
     if ptr.is_null() && !HOLD.try_with(Cell::get).unwrap_or(true) {
         stop(Stop::Memory);
