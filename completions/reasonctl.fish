@@ -102,7 +102,7 @@ nt\t'N-Triples (CONSTRUCT, DESCRIBE)'
 nquads\t'N-Quads (CONSTRUCT, DESCRIBE)'
 turtle\t'Turtle (CONSTRUCT, DESCRIBE)'
 trig\t'TriG (CONSTRUCT, DESCRIBE)'"
-complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout; without --format, an extension that names a syntax for the answer (.json .srj .xml .srx .csv .tsv for SELECT and ASK, .nt .nq .ttl .trig for CONSTRUCT and DESCRIBE) picks it' -r -F
+complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -s o -l output -d 'Write the answer to FILE (atomically) instead of stdout; without --format, an extension that names a syntax for the answer (.json .srj .xml .srx .csv .tsv for SELECT and ASK, .nt .nq .ttl .trig for CONSTRUCT and DESCRIBE) picks it, and one for the other kind of answer is refused' -r -F
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l timeout -d 'Bound the whole command to SECS seconds, reasoning and query together (a query past it, or a capped reasoning run, exits 3)' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l reasoning-time -d 'The time NOW() returns, as an xsd:dateTime (e.g. 2026-01-01T00:00:00Z); default: the current time' -r
 complete -c reasonctl -n "__fish_reasonctl_using_subcommand query" -l rules -d 'A rules file (.rq / .sparql: SPARQL CONSTRUCT rules, several split by `#@rule NAME` lines; .json / .jsonld: one JSON-LD rule or an array; .srl: SHACL 1.2 Rules; .ttl / .trig: SHACL 1.2 Rules\' RDF syntax, see docs/srl.md) or a folder of them; repeatable. Rules stored in the data as f:rule values (typed f:sparql or rdf:JSON) and rule sets in SHACL 1.2 Rules\' RDF syntax are read too' -r -F

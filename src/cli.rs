@@ -309,7 +309,7 @@ pub struct QueryArgs {
 
     /// Write the answer to FILE (atomically) instead of stdout; without --format, an extension that names a
     /// syntax for the answer (.json .srj .xml .srx .csv .tsv for SELECT and ASK, .nt .nq .ttl .trig for
-    /// CONSTRUCT and DESCRIBE) picks it.
+    /// CONSTRUCT and DESCRIBE) picks it, and one for the other kind of answer is refused.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 

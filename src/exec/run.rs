@@ -409,8 +409,19 @@ pub fn run<'a>(
             result
         }
         Kind::Union(branches) => {
+            // The rows every branch gives, counted as they pass (for --explain-plan's "actual").
+            let id = node.id;
             for b in branches {
-                tri!(run(cx, st, b, input, sink));
+                tri!(run(
+                    cx,
+                    st,
+                    b,
+                    input,
+                    &mut |st: &mut State<'a>, rows: &Rows| {
+                        st.actual[id] += rows.len() as u64;
+                        sink(st, rows)
+                    }
+                ));
             }
             Ok(Flow::Continue)
         }

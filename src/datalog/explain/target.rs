@@ -82,7 +82,10 @@ pub fn parse(
                 Some(found) => found,
                 None => {
                     let reason = match three {
-                        Err(e) => short(&e.to_string()),
+                        Err(e) => {
+                            let message = e.to_string();
+                            format!("{}{}", short(&message), at_word(&message, body))
+                        }
                         Ok(_) => "it is not one triple pattern".to_owned(),
                     };
                     return Err(fail(reason));
@@ -221,6 +224,41 @@ fn ground(t: &TermPattern, dict: &mut Dictionary) -> Result<TermId, String> {
     }
 }
 
+/// Where in the fact the parser stopped (its `error at 1:C`, less the query text wrapped around the fact), and the
+/// word there: the term it could not read, or the one after it; empty where the message has no position.
+fn at_word(message: &str, body: &str) -> String {
+    // The fact went in after `SELECT * WHERE { `, on line 1.
+    const WRAPPER: usize = "SELECT * WHERE { ".len();
+    let Some(column) = message
+        .strip_prefix("error at 1:")
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|c| c.parse::<usize>().ok())
+    else {
+        return String::new();
+    };
+    let chars: Vec<char> = body.chars().collect();
+    let Some(at) = column
+        .checked_sub(1 + WRAPPER)
+        .filter(|&at| at < chars.len())
+    else {
+        return String::new();
+    };
+    // The word around that character (back to the previous space, on to the next).
+    let start = chars[..at]
+        .iter()
+        .rposition(|c| c.is_whitespace())
+        .map_or(0, |i| i + 1);
+    let end = chars[at..]
+        .iter()
+        .position(|c| c.is_whitespace())
+        .map_or(chars.len(), |i| at + i);
+    let word: String = chars[start..end].iter().collect();
+    if word.is_empty() {
+        return String::new();
+    }
+    format!(" (reading stopped at column {}, at `{word}`)", at + 1)
+}
+
 /// The parser's message without its position (which counts the wrapper text) and its list of expected tokens.
 fn short(message: &str) -> String {
     let m = message
@@ -240,6 +278,21 @@ mod tests {
 
     fn prefixes() -> Vec<(String, String)> {
         vec![("ex".to_owned(), "http://example.org/".to_owned())]
+    }
+
+    #[test]
+    fn a_fact_that_does_not_parse_names_the_word_where_reading_stopped() {
+        let mut dict = Dictionary::new();
+        let e = parse("undefined:a ex:p ex:c", &prefixes(), &mut dict).unwrap_err();
+        assert!(
+            e.reason
+                .ends_with("(reading stopped at column 12, at `undefined:a`)"),
+            "{}",
+            e.reason
+        );
+        // The parser's position is past the fact: no word.
+        let e = parse("ex:a ex:p", &prefixes(), &mut dict).unwrap_err();
+        assert!(!e.reason.contains("reading stopped"), "{}", e.reason);
     }
 
     #[test]
