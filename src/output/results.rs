@@ -250,7 +250,8 @@ pub fn write_table<W: Write>(
                 .collect(),
         );
     }
-    let width = |c: &str| c.chars().count();
+    // Columns on a terminal, not characters: `日本` takes four, `e\u{301}` one.
+    let width = |c: &str| unicode_width::UnicodeWidthStr::width(c);
     let widths: Vec<usize> = (0..vars.len())
         .map(|i| {
             cells
