@@ -648,7 +648,23 @@ impl<'d> Lowerer<'d> {
             }
             Expression::Divide(x, y) => Expr::Arith(NumOp::Div, b(self.expr(x)?), b(self.expr(y)?)),
             Expression::UnaryPlus(x) => Expr::Plus(b(self.expr(x)?)),
-            Expression::UnaryMinus(x) => Expr::Neg(b(self.expr(x)?)),
+            // `-` before an integer literal is the negative literal: -9223372036854775808 is the least integer,
+            // though its digits alone are one past the greatest.
+            Expression::UnaryMinus(x) => match &**x {
+                Expression::Literal(l)
+                    if l.datatype() == oxrdf::vocab::xsd::INTEGER
+                        && l.value().bytes().all(|c| c.is_ascii_digit())
+                        // Canonical digits only (no leading zero, not 0): what evaluating `-` would write.
+                        && l.value().bytes().next().is_some_and(|c| c != b'0') =>
+                {
+                    let negative = oxrdf::Literal::new_typed_literal(
+                        format!("-{}", l.value()),
+                        oxrdf::vocab::xsd::INTEGER,
+                    );
+                    Expr::Const(self.literal(&negative))
+                }
+                _ => Expr::Neg(b(self.expr(x)?)),
+            },
             Expression::Not(x) => Expr::Not(b(self.expr(x)?)),
             Expression::Exists(p) => Expr::Exists(Box::new(self.pattern(p)?)),
             Expression::Bound(v) => Expr::Bound(self.var(v.as_str())),
