@@ -282,6 +282,46 @@ fn a_query_output_file_whose_extension_names_a_syntax_for_the_other_kind_of_answ
 }
 
 #[test]
+fn a_version_directive_read_from_standard_input_is_no_statement() {
+    for (format, text) in [
+        (
+            "ntriples",
+            "VERSION \"1.2\"\n<http://e/a> <http://e/p> <http://e/b> .\n",
+        ),
+        (
+            "nquads",
+            "<http://e/a> <http://e/p> <http://e/b> <http://e/g> .\n  VERSION '1.2'\n",
+        ),
+    ] {
+        let out = reasonctl()
+            .args([
+                "materialize",
+                "-q",
+                "-",
+                "--data-format",
+                format,
+                "--include-asserted",
+                "--format",
+                "nquads",
+            ])
+            .write_stdin(text)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).lines().count(),
+            1,
+            "{format}"
+        );
+    }
+}
+
+#[test]
 fn an_unwritable_output_fails_with_exit_2_and_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let data = write_data(dir.path());

@@ -886,6 +886,11 @@ fn parse_batches(
         DataFormat::RdfXml => guard::Family::Xml,
         DataFormat::JsonLd => guard::Family::Json,
     };
+    // N-Triples and N-Quads: `VERSION` lines blanked for oxttl, which reads the directive in Turtle only.
+    let tail: Box<dyn Read + '_> = match format {
+        DataFormat::NTriples | DataFormat::NQuads => Box::new(lines::VersionLines::new(tail)),
+        _ => Box::new(tail),
+    };
     let mut quads = Parsing::new(parser, guard::Guard::new(tail, family));
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(next) = quads.next() {

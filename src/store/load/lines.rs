@@ -10,6 +10,8 @@
 //! `lenient`. A line oxttl refuses stops the reader; the caller then parses the file with oxttl from the start,
 //! which reports the error with its position.
 
+use std::io::{self, Read};
+
 use hashbrown::HashMap;
 use memchr::memchr2;
 use oxttl::{NQuadsParser, NTriplesParser};
@@ -115,6 +117,11 @@ impl Statements {
     }
 
     fn read(&mut self, line: &[u8]) -> Result<(), Refused> {
+        // versionDirective ::= 'VERSION' versionSpecifier (RDF 1.2 N-Triples and N-Quads; oxttl 0.2 reads it in
+        // Turtle only): the version says what the document may use, and is not a statement.
+        if is_version(line) {
+            return Ok(());
+        }
         // A carriage return inside a line ends a statement, or is a raw one inside a literal (which oxttl takes
         // when lenient): oxttl's to read.
         let Some(text) = std::str::from_utf8(line)
@@ -316,6 +323,149 @@ fn label_scope<'s>(
         blanks.insert(label.into(), id);
         id
     }
+}
+
+/// The most bytes a line may hold and still be waited for as a version directive when a read cuts it.
+const MAX_DIRECTIVE: usize = 4096;
+
+/// A reader of N-Triples or N-Quads for oxttl that turns each `VERSION "…"` line into blanks of the same length
+/// (oxttl 0.2 reads the directive in Turtle only; positions stay where they were). A line a read cuts short is
+/// held back until its end while it may still be a directive (blanks, then a prefix of `VERSION`, at most
+/// 4 KiB); every other byte passes at once.
+pub struct VersionLines<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Bytes before this were handed out.
+    start: usize,
+    /// Bytes before this are final.
+    done: usize,
+    /// `done` is inside a line that is no directive (its rest passes unread).
+    mid_line: bool,
+    ended: bool,
+}
+
+impl<R: Read> VersionLines<R> {
+    /// Reads `inner`.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            buf: Vec::new(),
+            start: 0,
+            done: 0,
+            mid_line: false,
+            ended: false,
+        }
+    }
+
+    /// Makes final what can be: whole lines (directives blanked), and a cut line that cannot be a directive.
+    fn settle(&mut self) {
+        loop {
+            let rest = &self.buf[self.done..];
+            let end = memchr::memchr(b'\n', rest);
+            if self.mid_line {
+                match end {
+                    Some(e) => {
+                        self.done += e + 1;
+                        self.mid_line = false;
+                    }
+                    None => {
+                        self.done = self.buf.len();
+                        return;
+                    }
+                }
+                continue;
+            }
+            match end {
+                Some(e) => {
+                    if is_version(&rest[..e]) {
+                        let at = self.done;
+                        self.buf[at..at + e].fill(b' ');
+                    }
+                    self.done += e + 1;
+                }
+                None if self.ended => {
+                    if is_version(rest) {
+                        let at = self.done;
+                        self.buf[at..].fill(b' ');
+                    }
+                    self.done = self.buf.len();
+                    return;
+                }
+                None => {
+                    let i = skip_blanks(rest, 0);
+                    let word = &rest[i..];
+                    let may_be = rest.len() <= MAX_DIRECTIVE
+                        && (word.len() >= 7 && word.starts_with(b"VERSION")
+                            || b"VERSION".starts_with(word));
+                    if !may_be {
+                        self.done = self.buf.len();
+                        self.mid_line = true;
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl<R: Read> Read for VersionLines<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.start < self.done || out.is_empty() {
+                let n = (self.done - self.start).min(out.len());
+                out[..n].copy_from_slice(&self.buf[self.start..self.start + n]);
+                self.start += n;
+                return Ok(n);
+            }
+            if self.ended {
+                return Ok(0);
+            }
+            // Everything handed out: keep only the held bytes, then read more.
+            self.buf.drain(..self.start);
+            self.done -= self.start;
+            self.start = 0;
+            let had = self.buf.len();
+            self.buf.resize(had + (1 << 16), 0);
+            let n = match self.inner.read(&mut self.buf[had..]) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf.truncate(had);
+                    return Err(e);
+                }
+            };
+            self.buf.truncate(had + n);
+            self.ended = n == 0;
+            self.settle();
+        }
+    }
+}
+
+/// Whether a line is `VERSION "…"` or `VERSION '…'` (no quote or backslash inside), blanks and a comment around.
+fn is_version(line: &[u8]) -> bool {
+    let i = skip_blanks(line, 0);
+    let Some(rest) = line[i..].strip_prefix(b"VERSION") else {
+        return false;
+    };
+    let j = skip_blanks(rest, 0);
+    if j == 0 {
+        return false;
+    }
+    let rest = &rest[j..];
+    let Some(&quote) = rest.first().filter(|q| matches!(q, b'"' | b'\'')) else {
+        return false;
+    };
+    let Some(end) = rest[1..]
+        .iter()
+        .position(|&c| c == quote || c == b'\\' || c == b'\n')
+    else {
+        return false;
+    };
+    if rest[1 + end] != quote {
+        return false;
+    }
+    let after = &rest[2 + end..];
+    let k = skip_blanks(after, 0);
+    k == after.len() || after[k] == b'#'
 }
 
 fn skip_blanks(b: &[u8], mut i: usize) -> usize {
@@ -598,6 +748,43 @@ mod tests {
             let fast = read(&line, lenient, with_graphs).ok();
             prop_assert_eq!(fast, oxttl(&line, lenient, with_graphs), "{:?}", line);
         }
+    }
+
+    /// A reader that hands out at most `step` bytes a read.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(self.1).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn version_lines_are_blanked_whatever_the_reads_cut_and_nothing_else_changes() {
+        let text = "VERSION \"1.2\"\n<http://s> <http://p> \"VERSION \\\"x\\\"\" .\n  VERSION '1.2-basic'  # c\nVERSIONX \"1\"\nV\n<http://s> <http://p> <http://o> .\nVERSION \"end\"";
+        let want = text
+            .replace("VERSION \"1.2\"", &" ".repeat(13))
+            .replace("VERSION '1.2-basic'  # c", &" ".repeat(24))
+            .replace("VERSION \"end\"", &" ".repeat(13));
+        for step in [1, 2, 3, 7, 64, 1 << 20] {
+            let mut out = Vec::new();
+            VersionLines::new(Trickle(text.as_bytes(), step))
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "reads of {step}");
+        }
+        // The statement reader takes the same lines as no statements.
+        let read = read(
+            text.replace("VERSIONX \"1\"\nV\n", "").as_str(),
+            false,
+            false,
+        )
+        .unwrap();
+        let statements: Vec<&String> = read.iter().filter(|l| l.starts_with("DEFAULT ")).collect();
+        assert_eq!(statements.len(), 2, "{read:?}");
     }
 
     #[test]
