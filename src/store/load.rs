@@ -1070,6 +1070,7 @@ fn syntax_error(
     location: Option<std::ops::Range<oxrdfio::TextPosition>>,
     tail: &Kept,
 ) -> LoadError {
+    let json_ld = format == DataFormat::JsonLd;
     let format = format_name(format);
     // oxjsonld's words for a context it would have to fetch: what reasonctl does instead, and the fix.
     let message = if message.contains("LoadDocumentCallback") {
@@ -1092,10 +1093,17 @@ fn syntax_error(
         let r = w.clip(offset as usize..(offset + len) as usize);
         SourceSpan::new(r.start.into(), r.len())
     });
+    // oxjsonld counts columns in bytes; the kept bytes give them in characters, as the other parsers count.
+    let column = if json_ld {
+        tail.place(offset)
+            .map_or(location.start.column, |p| p.start.column)
+    } else {
+        location.start.column
+    };
     LoadError::Syntax(Box::new(SyntaxError {
         file: name.to_owned(),
         line: location.start.line + 1,
-        column: location.start.column + 1,
+        column: column + 1,
         message: short_message(message),
         format,
         snippet,
