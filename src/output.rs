@@ -244,47 +244,45 @@ pub fn write_dataset(
             let earlier = earlier_files(dir);
             let mut written: Vec<String> = Vec::new();
             let mut staged: Vec<files::Staged> = Vec::new();
-            let mut index = String::from("file\tgraph\n");
-            for (graph, parts) in by_graph(quads) {
-                let joined: Vec<Quad>;
-                let chunk: &[Quad] = match parts.as_slice() {
-                    [one] => one,
-                    _ => {
-                        joined = parts.concat();
-                        &joined
-                    }
+            // Each file written beside its place (a staged temporary); on the first failure, those staged go.
+            let mut stage_all = || -> Result<(), OutputError> {
+                let mut stage = |path: PathBuf, w: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
+                    files::stage(&path, w)
+                        .map(|s| staged.extend(s))
+                        .map_err(write_error(path))
                 };
-                let iri = match dict.term(graph) {
-                    TermRef::Iri(iri) => Some(iri.to_string()),
-                    TermRef::Blank(n) => Some(format!("_:b{n}")),
-                    _ => None,
-                };
-                let mut name = format!(
-                    "{}.{}",
-                    files::graph_file_stem(iri.as_deref()),
-                    format.extension()
-                );
-                if let Some(codec) = codec {
-                    name = format!("{name}.{}", codec.extension());
-                }
-                let path = dir.join(&name);
-                match files::stage(&path, |w| write(chunk, w)) {
-                    Ok(s) => staged.extend(s),
-                    Err(e) => {
-                        files::discard(staged);
-                        return Err(write_error(path)(e));
+                let mut index = String::from("file\tgraph\n");
+                for (graph, parts) in by_graph(quads) {
+                    let joined: Vec<Quad>;
+                    let chunk: &[Quad] = match parts.as_slice() {
+                        [one] => one,
+                        _ => {
+                            joined = parts.concat();
+                            &joined
+                        }
+                    };
+                    let iri = match dict.term(graph) {
+                        TermRef::Iri(iri) => Some(iri.to_string()),
+                        TermRef::Blank(n) => Some(format!("_:b{n}")),
+                        _ => None,
+                    };
+                    let mut name = format!(
+                        "{}.{}",
+                        files::graph_file_stem(iri.as_deref()),
+                        format.extension()
+                    );
+                    if let Some(codec) = codec {
+                        name = format!("{name}.{}", codec.extension());
                     }
+                    stage(dir.join(&name), &|w| write(chunk, w))?;
+                    index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
+                    written.push(name);
                 }
-                index.push_str(&format!("{name}\t{}\n", iri.as_deref().unwrap_or("")));
-                written.push(name);
-            }
-            let path = dir.join("graphs.tsv");
-            match files::stage(&path, |w| w.write_all(index.as_bytes())) {
-                Ok(s) => staged.extend(s),
-                Err(e) => {
-                    files::discard(staged);
-                    return Err(write_error(path)(e));
-                }
+                stage(dir.join("graphs.tsv"), &|w| w.write_all(index.as_bytes()))
+            };
+            if let Err(e) = stage_all() {
+                files::discard(staged);
+                return Err(e);
             }
             // Every file is written before any is put in place: a run stopped or failed while writing leaves the
             // folder as it was.
