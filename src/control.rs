@@ -376,11 +376,7 @@ pub fn create_temporary<R>(
 /// Runs `f` (a rename of the temporary into place, or its removal), then forgets the temporary, all under the
 /// lock a stop takes: a stop either removes the temporary before `f` or finds it gone.
 pub fn release_temporary<R>(path: &Path, f: impl FnOnce() -> R) -> R {
-    let _hold = Held::new();
-    let mut list = temporaries();
-    let result = f();
-    list.retain(|p| p != path);
-    result
+    release_temporaries(&[path.to_owned()], f)
 }
 
 /// [`release_temporary`] for several temporaries at once: `f` (their renames into place) runs under one hold of
