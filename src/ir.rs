@@ -8,4 +8,6 @@ pub mod lower;
 pub mod op;
 
 pub use expr::{Aggregate, AggregateKind, CmpOp, Expr, Func, NumOp};
-pub use op::{GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, VarId, VarSet, VarTable};
+pub use op::{
+    GraphTerm, Op, PathExpr, PatternTerm, TriplePattern, ValueRows, VarId, VarSet, VarTable,
+};

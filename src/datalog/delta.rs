@@ -139,15 +139,19 @@ pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
         PatternTerm::Const(c) => Some(c),
         _ => None,
     });
-    let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
+    // The constants first: a fact they reject costs no row (most of a large delta, for a pattern with a
+    // constant predicate or class); the rows are counted before they are made, so the list of a large delta is
+    // not copied as it grows.
+    let fits = |fact: &Triple| (0..3).all(|k| consts[k].is_none_or(|c| c == fact[k]));
+    let mut rows: Vec<Vec<Option<TermId>>> =
+        Vec::with_capacity(delta.iter().filter(|f| fits(f)).count());
     'facts: for fact in delta {
+        if !fits(fact) {
+            continue;
+        }
         let mut row: Vec<Option<TermId>> = vec![None; vars.len()];
         for k in 0..3 {
-            if let Some(c) = consts[k] {
-                if c != fact[k] {
-                    continue 'facts;
-                }
-            } else if let Some(slot) = slots[k] {
+            if let Some(slot) = slots[k] {
                 match row[slot] {
                     Some(bound) if bound != fact[k] => continue 'facts,
                     _ => row[slot] = Some(fact[k]),
@@ -156,7 +160,10 @@ pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
         }
         rows.push(row);
     }
-    let seed = Op::Values { vars, rows };
+    let seed = Op::Values {
+        vars,
+        rows: rows.into(),
+    };
     let mut operands: Vec<Op> = ops.into_iter().cloned().collect();
     if replaceable(tp) {
         operands[atom] = seed;
@@ -284,7 +291,7 @@ mod tests {
             ops[0],
             Op::Values {
                 vars: vec![VarId(0), VarId(1)],
-                rows: vec![vec![Some(TermId(7)), Some(TermId(8))]]
+                rows: vec![vec![Some(TermId(7)), Some(TermId(8))]].into()
             }
         );
         assert_eq!(ops[1], pat(1, 60, 2));

@@ -628,7 +628,7 @@ impl Explainer<'_> {
             op,
             Op::Values {
                 vars: seed.iter().map(|(v, _)| *v).collect(),
-                rows: vec![seed.iter().map(|(_, t)| Some(*t)).collect()],
+                rows: vec![seed.iter().map(|(_, t)| Some(*t)).collect()].into(),
             },
         );
         let view = View::new(&self.store.quads, self.overlay);

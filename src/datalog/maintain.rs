@@ -575,22 +575,91 @@ fn check_bodies(
                 };
                 let mut vars: Vec<VarId> = Vec::new();
                 let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
-                for &q in these {
-                    let Some(binding) = unify(head, q, &store.dict) else {
-                        continue;
-                    };
-                    if vars.is_empty() {
-                        vars = binding.iter().map(|(v, _)| *v).collect();
+                if let Some(plain) = Plain::of(head) {
+                    // Constants and variables only (most heads): matched by position, a row per candidate
+                    // and no binding list.
+                    vars = plain.vars.clone();
+                    rows.reserve_exact(these.len());
+                    rows.extend(these.iter().filter_map(|q| plain.row(*q)));
+                } else {
+                    for &q in these {
+                        let Some(binding) = unify(head, q, &store.dict) else {
+                            continue;
+                        };
+                        if vars.is_empty() {
+                            vars = binding.iter().map(|(v, _)| *v).collect();
+                        }
+                        rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
                     }
-                    rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
                 }
                 if !rows.is_empty() {
-                    bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
+                    bodies.push((
+                        r,
+                        seed_inside(
+                            &rule.body,
+                            Op::Values {
+                                vars,
+                                rows: rows.into(),
+                            },
+                        ),
+                    ));
                 }
             }
         }
     }
     bodies
+}
+
+/// A head of constants and variables, unified with a fact by position (what [`unify`] does for any head,
+/// without a binding list per fact).
+struct Plain {
+    graph: TermId,
+    /// The head's variables, in the order [`unify`] binds them.
+    vars: Vec<VarId>,
+    /// By position (subject, predicate, object): the constant there, or the variable's column.
+    at: [Result<TermId, usize>; 3],
+}
+
+impl Plain {
+    fn of(head: &crate::rules::Head) -> Option<Self> {
+        use crate::ir::lower::TemplateTerm::{Const, Var};
+        let mut vars: Vec<VarId> = Vec::new();
+        let mut at = [Ok(TermId::DEFAULT_GRAPH); 3];
+        for (k, t) in head.terms.iter().enumerate() {
+            at[k] = match t {
+                Const(c) => Ok(*c),
+                Var(v) => Err(vars.iter().position(|x| x == v).unwrap_or_else(|| {
+                    vars.push(*v);
+                    vars.len() - 1
+                })),
+                _ => return None,
+            };
+        }
+        Some(Self {
+            graph: head.graph.unwrap_or(TermId::DEFAULT_GRAPH),
+            vars,
+            at,
+        })
+    }
+
+    /// The head's variables as `q` binds them, if the head unifies with `q`.
+    fn row(&self, [g, s, p, o]: Quad) -> Option<Vec<Option<TermId>>> {
+        if g != self.graph {
+            return None;
+        }
+        let mut row: Vec<Option<TermId>> = vec![None; self.vars.len()];
+        for (at, value) in self.at.iter().zip([s, p, o]) {
+            match *at {
+                Ok(c) if c != value => return None,
+                Ok(_) => {}
+                Err(col) => match row[col] {
+                    Some(bound) if bound != value => return None,
+                    _ => row[col] = Some(value),
+                },
+            }
+        }
+        Some(row)
+    }
 }
 
 /// An equivalence group (`R(x,z) :- R(x,y), R(y,z)` with `R(x,y) :- R(y,x)`) maintained as connected components
@@ -672,7 +741,11 @@ fn equivalence(
         .scan(g0, &[None, Some(r), None])
         .filter(|t| class_of.contains_key(&t[0]))
         .collect();
-    let rows: Vec<Vec<Option<TermId>>> = nodes.iter().map(|&x| vec![Some(x)]).collect();
+    let rows: crate::ir::ValueRows = nodes
+        .iter()
+        .map(|&x| vec![Some(x)])
+        .collect::<Vec<_>>()
+        .into();
     let mut seeded: Vec<(usize, Op)> = Vec::new();
     let mut hubs: Vec<super::closure::Hub> = Vec::new();
     for &w in others {
@@ -1125,4 +1198,43 @@ fn maintain(
         added: came,
     };
     Ok(Ok((overlay, report, stats, was)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::lower::TemplateTerm;
+    use crate::store::Dictionary;
+    use proptest::prelude::*;
+
+    /// A head term over a few constants and variables (so that repeats and clashes occur).
+    fn term() -> impl Strategy<Value = TemplateTerm> {
+        prop_oneof![
+            (1u32..4).prop_map(|c| TemplateTerm::Const(TermId(c))),
+            (0u32..3).prop_map(|v| TemplateTerm::Var(VarId(v))),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_plain_head_binds_a_fact_as_unify_does(
+            terms in [term(), term(), term()],
+            named in any::<bool>(),
+            fact in [0u32..2, 1u32..4, 1u32..4, 1u32..4],
+        ) {
+            let head = crate::rules::Head {
+                terms,
+                graph: named.then_some(TermId(1)),
+            };
+            let q = fact.map(TermId);
+            let plain = Plain::of(&head).expect("constants and variables only");
+            let by_unify = unify(&head, q, &Dictionary::new())
+                .map(|binding| binding.iter().map(|(_, t)| Some(*t)).collect::<Vec<_>>());
+            prop_assert_eq!(plain.row(q), by_unify.clone());
+            if let Some(binding) = unify(&head, q, &Dictionary::new()) {
+                let vars: Vec<VarId> = binding.iter().map(|(v, _)| *v).collect();
+                prop_assert_eq!(&plain.vars, &vars);
+            }
+        }
+    }
 }

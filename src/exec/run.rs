@@ -250,7 +250,7 @@ pub fn run<'a>(
             if !bound.is_empty() && rows.len() > 8 {
                 if st.caches[node.id].is_none() {
                     let mut table = Rows::with_capacity(width, rows.len());
-                    for vals in rows {
+                    for vals in rows.iter() {
                         let new = table.push_copy(&vec![ROW_UNBOUND; width]);
                         for (v, val) in vars.iter().zip(vals) {
                             if let Some(val) = val {
@@ -268,7 +268,7 @@ pub fn run<'a>(
                 return result;
             }
             for row in input.iter() {
-                for vals in rows {
+                for vals in rows.iter() {
                     let new = out.buf.push_copy(row);
                     let ok = vars.iter().zip(vals).all(|(v, val)| match val {
                         None => true,

@@ -396,7 +396,7 @@ impl<'d> Lowerer<'d> {
                 bindings,
             } => {
                 let vars: Vec<VarId> = variables.iter().map(|v| self.var(v.as_str())).collect();
-                let rows = bindings
+                let rows: Vec<Vec<Option<TermId>>> = bindings
                     .iter()
                     .map(|row| {
                         row.iter()
@@ -404,7 +404,10 @@ impl<'d> Lowerer<'d> {
                             .collect()
                     })
                     .collect();
-                Op::Values { vars, rows }
+                Op::Values {
+                    vars,
+                    rows: rows.into(),
+                }
             }
             GraphPattern::OrderBy { inner, expression } => {
                 let input = self.pattern(inner)?;

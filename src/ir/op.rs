@@ -231,6 +231,44 @@ pub enum PathExpr {
     Negated(Vec<TermId>),
 }
 
+/// The rows of a VALUES block (`None` is UNDEF), shared between the operator tree and its plans (a plan holds
+/// the block as planned, not a copy: a maintenance check joins a body with tens of thousands of candidate
+/// facts), with the columns every row binds, worked out once (the planner asks at each step of a join).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueRows(std::sync::Arc<ValueTable>);
+
+#[derive(Debug, PartialEq)]
+struct ValueTable {
+    rows: Vec<Vec<Option<TermId>>>,
+    /// By column: whether every row binds it.
+    full: Vec<bool>,
+}
+
+impl From<Vec<Vec<Option<TermId>>>> for ValueRows {
+    fn from(rows: Vec<Vec<Option<TermId>>>) -> Self {
+        let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+        let full = (0..width)
+            .map(|c| rows.iter().all(|r| r.get(c).is_some_and(Option::is_some)))
+            .collect();
+        Self(std::sync::Arc::new(ValueTable { rows, full }))
+    }
+}
+
+impl std::ops::Deref for ValueRows {
+    type Target = Vec<Vec<Option<TermId>>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0.rows
+    }
+}
+
+impl ValueRows {
+    /// Whether every row binds column `c` (no row: every column).
+    pub fn binds_always(&self, c: usize) -> bool {
+        self.0.rows.is_empty() || self.0.full.get(c).copied().unwrap_or(false)
+    }
+}
+
 /// The graph-pattern algebra.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -292,8 +330,9 @@ pub enum Op {
     Values {
         /// Columns.
         vars: Vec<VarId>,
-        /// Rows.
-        rows: Vec<Vec<Option<TermId>>>,
+        /// Rows, shared: a plan holds the block as planned, not a copy of it (a maintenance check joins a body
+        /// with a block of tens of thousands of candidate facts).
+        rows: ValueRows,
     },
     /// UNION of all operands (bag).
     Union(Vec<Op>),
@@ -336,10 +375,10 @@ pub enum Op {
 }
 
 /// The variables of a VALUES block that every row binds.
-pub fn values_certain_vars(vars: &[VarId], rows: &[Vec<Option<TermId>>]) -> VarSet {
+pub fn values_certain_vars(vars: &[VarId], rows: &ValueRows) -> VarSet {
     vars.iter()
         .enumerate()
-        .filter(|(i, _)| rows.iter().all(|r| r[*i].is_some()))
+        .filter(|(i, _)| rows.binds_always(*i))
         .map(|(_, v)| *v)
         .collect()
 }

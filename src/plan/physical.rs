@@ -7,7 +7,6 @@ use crate::ir::display::Namer;
 use crate::ir::{
     Aggregate, Expr, GraphTerm, PathExpr, PatternTerm, TriplePattern, VarId, VarTable,
 };
-use crate::store::TermId;
 
 /// A planned query: the root node, the row width, and the variables.
 #[derive(Debug)]
@@ -70,7 +69,7 @@ pub enum Kind {
     /// Joins each input row with inline rows.
     Values {
         vars: Vec<VarId>,
-        rows: Vec<Vec<Option<TermId>>>,
+        rows: crate::ir::ValueRows,
     },
     /// Extends each input row with the matches of a triple pattern (index nested-loop join).
     Scan(TriplePattern),

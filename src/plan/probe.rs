@@ -223,7 +223,7 @@ mod tests {
         // A lone scan checked for rows that bind x already (an EXISTS pattern's seeds).
         let values = node(Kind::Values {
             vars: vec![VarId(0)],
-            rows: vec![vec![Some(TermId(5))]],
+            rows: vec![vec![Some(TermId(5))]].into(),
         });
         assert_eq!(probes(vec![values, scan(0, 10, 1)], &[0]), [false, true]);
     }

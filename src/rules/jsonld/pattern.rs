@@ -695,7 +695,10 @@ impl<'a> Lowerer<'a> {
             }
             out.push(row);
         }
-        Ok(Op::Values { vars, rows: out })
+        Ok(Op::Values {
+            vars,
+            rows: out.into(),
+        })
     }
 
     /// `["query", {"select": […], "where": …, "groupBy": […], "having": […]}]`.
