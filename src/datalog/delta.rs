@@ -140,30 +140,34 @@ pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
         _ => None,
     });
     // The constants first: a fact they reject costs no row (most of a large delta, for a pattern with a
-    // constant predicate or class); the rows are counted before they are made, so the list of a large delta is
-    // not copied as it grows.
+    // constant predicate or class). The rows go into one flat list, sized before it fills.
     let fits = |fact: &Triple| (0..3).all(|k| consts[k].is_none_or(|c| c == fact[k]));
-    let mut rows: Vec<Vec<Option<TermId>>> =
-        Vec::with_capacity(delta.iter().filter(|f| fits(f)).count());
-    'facts: for fact in delta {
-        if !fits(fact) {
-            continue;
-        }
-        let mut row: Vec<Option<TermId>> = vec![None; vars.len()];
+    let width = vars.len();
+    let mut cells: Vec<Option<TermId>> =
+        Vec::with_capacity(width * delta.iter().filter(|f| fits(f)).count());
+    let mut n = 0;
+    'facts: for fact in delta.iter().filter(|f| fits(f)) {
+        let start = cells.len();
+        cells.resize(start + width, None);
         for k in 0..3 {
             if let Some(slot) = slots[k] {
-                match row[slot] {
-                    Some(bound) if bound != fact[k] => continue 'facts,
-                    _ => row[slot] = Some(fact[k]),
+                match cells[start + slot] {
+                    Some(bound) if bound != fact[k] => {
+                        cells.truncate(start);
+                        continue 'facts;
+                    }
+                    _ => cells[start + slot] = Some(fact[k]),
                 }
             }
         }
-        rows.push(row);
+        n += 1;
     }
-    let seed = Op::Values {
-        vars,
-        rows: rows.into(),
+    let rows = if width == 0 {
+        crate::ir::ValueRows::empty_rows(n)
+    } else {
+        crate::ir::ValueRows::flat(width, cells)
     };
+    let seed = Op::Values { vars, rows };
     let mut operands: Vec<Op> = ops.into_iter().cloned().collect();
     if replaceable(tp) {
         operands[atom] = seed;

@@ -573,36 +573,40 @@ fn check_bodies(
                     [_, Const(p), _] => share(&[graph, *p]),
                     _ => candidates,
                 };
-                let mut vars: Vec<VarId> = Vec::new();
-                let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
-                if let Some(plain) = Plain::of(head) {
-                    // Constants and variables only (most heads): matched by position, a row per candidate
-                    // and no binding list.
-                    vars = plain.vars.clone();
-                    rows.reserve_exact(these.len());
-                    rows.extend(these.iter().filter_map(|q| plain.row(*q)));
-                } else {
-                    for &q in these {
-                        let Some(binding) = unify(head, q, &store.dict) else {
-                            continue;
+                let (vars, rows) = match Plain::of(head) {
+                    // Constants and variables only (most heads): matched by position, into one flat list,
+                    // with no binding list per candidate.
+                    Some(plain) => {
+                        let width = plain.vars.len();
+                        let mut cells: Vec<Option<TermId>> =
+                            Vec::with_capacity(these.len() * width);
+                        let n: usize = (these.iter())
+                            .map(|&q| usize::from(plain.push_row(q, &mut cells)))
+                            .sum();
+                        let rows = if width == 0 {
+                            crate::ir::ValueRows::empty_rows(n)
+                        } else {
+                            crate::ir::ValueRows::flat(width, cells)
                         };
-                        if vars.is_empty() {
-                            vars = binding.iter().map(|(v, _)| *v).collect();
-                        }
-                        rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
+                        (plain.vars, rows)
                     }
-                }
+                    None => {
+                        let mut vars: Vec<VarId> = Vec::new();
+                        let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
+                        for &q in these {
+                            let Some(binding) = unify(head, q, &store.dict) else {
+                                continue;
+                            };
+                            if vars.is_empty() {
+                                vars = binding.iter().map(|(v, _)| *v).collect();
+                            }
+                            rows.push(binding.iter().map(|(_, t)| Some(*t)).collect());
+                        }
+                        (vars, rows.into())
+                    }
+                };
                 if !rows.is_empty() {
-                    bodies.push((
-                        r,
-                        seed_inside(
-                            &rule.body,
-                            Op::Values {
-                                vars,
-                                rows: rows.into(),
-                            },
-                        ),
-                    ));
+                    bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
                 }
             }
         }
@@ -642,23 +646,31 @@ impl Plain {
         })
     }
 
-    /// The head's variables as `q` binds them, if the head unifies with `q`.
-    fn row(&self, [g, s, p, o]: Quad) -> Option<Vec<Option<TermId>>> {
+    /// Appends to `cells` the head's variables as `q` binds them, if the head unifies with `q`.
+    fn push_row(&self, [g, s, p, o]: Quad, cells: &mut Vec<Option<TermId>>) -> bool {
         if g != self.graph {
-            return None;
+            return false;
         }
-        let mut row: Vec<Option<TermId>> = vec![None; self.vars.len()];
+        let start = cells.len();
+        cells.resize(start + self.vars.len(), None);
+        let row = &mut cells[start..];
         for (at, value) in self.at.iter().zip([s, p, o]) {
             match *at {
-                Ok(c) if c != value => return None,
+                Ok(c) if c != value => {
+                    cells.truncate(start);
+                    return false;
+                }
                 Ok(_) => {}
                 Err(col) => match row[col] {
-                    Some(bound) if bound != value => return None,
+                    Some(bound) if bound != value => {
+                        cells.truncate(start);
+                        return false;
+                    }
                     _ => row[col] = Some(value),
                 },
             }
         }
-        Some(row)
+        true
     }
 }
 
@@ -1230,7 +1242,11 @@ mod tests {
             let plain = Plain::of(&head).expect("constants and variables only");
             let by_unify = unify(&head, q, &Dictionary::new())
                 .map(|binding| binding.iter().map(|(_, t)| Some(*t)).collect::<Vec<_>>());
-            prop_assert_eq!(plain.row(q), by_unify.clone());
+            // After a row already there: the new one is appended, or nothing is.
+            let mut cells = vec![Some(TermId(9)); plain.vars.len()];
+            let pushed = plain.push_row(q, &mut cells);
+            prop_assert_eq!(pushed.then(|| cells[plain.vars.len()..].to_vec()), by_unify.clone());
+            prop_assert_eq!(cells.len(), plain.vars.len() * (1 + usize::from(pushed)));
             if let Some(binding) = unify(&head, q, &Dictionary::new()) {
                 let vars: Vec<VarId> = binding.iter().map(|(v, _)| *v).collect();
                 prop_assert_eq!(&plain.vars, &vars);

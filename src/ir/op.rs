@@ -231,41 +231,84 @@ pub enum PathExpr {
     Negated(Vec<TermId>),
 }
 
-/// The rows of a VALUES block (`None` is UNDEF), shared between the operator tree and its plans (a plan holds
-/// the block as planned, not a copy: a maintenance check joins a body with tens of thousands of candidate
-/// facts), with the columns every row binds, worked out once (the planner asks at each step of a join).
+/// The rows of a VALUES block (`None` is UNDEF), in one flat list shared between the operator tree and its plans
+/// (a plan holds the block as planned, not a copy; a block is no list of lists: a maintenance check joins a body
+/// with tens of thousands of candidate facts, a row each), with the columns every row binds, worked out once
+/// (the planner asks at each step of a join).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValueRows(std::sync::Arc<ValueTable>);
 
 #[derive(Debug, PartialEq)]
 struct ValueTable {
-    rows: Vec<Vec<Option<TermId>>>,
+    width: usize,
+    rows: usize,
+    cells: Vec<Option<TermId>>,
     /// By column: whether every row binds it.
     full: Vec<bool>,
 }
 
-impl From<Vec<Vec<Option<TermId>>>> for ValueRows {
-    fn from(rows: Vec<Vec<Option<TermId>>>) -> Self {
-        let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-        let full = (0..width)
-            .map(|c| rows.iter().all(|r| r.get(c).is_some_and(Option::is_some)))
-            .collect();
-        Self(std::sync::Arc::new(ValueTable { rows, full }))
-    }
-}
-
-impl std::ops::Deref for ValueRows {
-    type Target = Vec<Vec<Option<TermId>>>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.0.rows
-    }
-}
-
 impl ValueRows {
+    /// Rows of `width` cells each, laid end to end in `cells`.
+    pub fn flat(width: usize, cells: Vec<Option<TermId>>) -> Self {
+        let rows = cells.len().checked_div(width).unwrap_or(0);
+        debug_assert_eq!(rows * width, cells.len());
+        let full = (0..width)
+            .map(|c| (0..rows).all(|r| cells[r * width + c].is_some()))
+            .collect();
+        Self(std::sync::Arc::new(ValueTable {
+            width,
+            rows,
+            cells,
+            full,
+        }))
+    }
+
+    /// The same number of empty rows (a VALUES block without variables).
+    pub fn empty_rows(rows: usize) -> Self {
+        Self(std::sync::Arc::new(ValueTable {
+            width: 0,
+            rows,
+            cells: Vec::new(),
+            full: Vec::new(),
+        }))
+    }
+
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        self.0.rows
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.0.rows == 0
+    }
+
+    /// The rows, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[Option<TermId>]> + '_ {
+        let w = self.0.width;
+        (0..self.0.rows).map(move |r| &self.0.cells[r * w..(r + 1) * w])
+    }
+
     /// Whether every row binds column `c` (no row: every column).
     pub fn binds_always(&self, c: usize) -> bool {
-        self.0.rows.is_empty() || self.0.full.get(c).copied().unwrap_or(false)
+        self.0.rows == 0 || self.0.full.get(c).copied().unwrap_or(false)
+    }
+}
+
+impl From<Vec<Vec<Option<TermId>>>> for ValueRows {
+    /// Rows as lists of one length (the block's variables).
+    fn from(rows: Vec<Vec<Option<TermId>>>) -> Self {
+        let width = rows.first().map_or(0, Vec::len);
+        if width == 0 {
+            return Self::empty_rows(rows.len());
+        }
+        let mut cells = Vec::with_capacity(width * rows.len());
+        for mut row in rows {
+            debug_assert_eq!(row.len(), width, "a VALUES row of another length");
+            row.resize(width, None);
+            cells.extend(row);
+        }
+        Self::flat(width, cells)
     }
 }
 
