@@ -430,7 +430,8 @@ impl Gone {
             taken.sort_unstable();
             taken.dedup();
             if !taken.is_empty() {
-                self.now.remove_sorted(&taken);
+                // Marked out of the old derived facts' large run, not moved (a pass over it per batch).
+                self.now.mark_removed_sorted(&taken);
                 add(&mut self.out, &mut taken);
             }
         }
@@ -454,7 +455,8 @@ impl Gone {
 
     /// The old state's derived facts, sorted: those left and those taken out, less the removed asserted facts
     /// (`removed`, sorted) that came back as derived facts.
-    fn old(&self, removed: &[Quad]) -> Vec<Quad> {
+    fn old(&mut self, removed: &[Quad]) -> Vec<Quad> {
+        self.now.compact();
         let mut old = sorted_quads(&[&self.now, &self.out], None);
         old.retain(|q| removed.binary_search(q).is_err());
         old
@@ -1156,6 +1158,7 @@ fn maintain(
     let Gone {
         now: mut kept, out, ..
     } = gone;
+    kept.compact();
     stats.times[1] = checking;
     stats.times[0] = started.elapsed() - checking;
 

@@ -26,6 +26,11 @@ struct Run {
     preds: Vec<TermId>,
     /// The fences of its three orders, built on first use (and again after the run changes).
     fences: Fences,
+    /// Tombstones: a bit per position of `spo` marked as taken out but still in the arrays (empty: none), and
+    /// how many. A few facts taken out of a large run are marked ([`Run::mark_out`]) instead of moving the whole
+    /// run and its permutations; scans and lookups skip them, and [`Run::compact`] takes them out for good.
+    dead: Vec<u64>,
+    dead_count: usize,
 }
 
 impl Clone for Run {
@@ -43,6 +48,8 @@ impl Clone for Run {
             osp: copy(&self.osp),
             preds: self.preds.clone(),
             fences: self.fences.clone(),
+            dead: self.dead.clone(),
+            dead_count: self.dead_count,
         }
     }
 }
@@ -80,6 +87,32 @@ impl Run {
             osp: std::sync::OnceLock::new(),
             preds,
             fences: Fences::default(),
+            dead: Vec::new(),
+            dead_count: 0,
+        }
+    }
+
+    /// Whether position `i` is a tombstone.
+    #[inline]
+    fn is_dead(&self, i: usize) -> bool {
+        self.dead_count > 0 && is_dead(&self.dead, i)
+    }
+
+    /// Marks positions `at` (increasing, live) as taken out.
+    fn mark_out(&mut self, at: &[u32]) {
+        if self.dead.is_empty() {
+            self.dead = vec![0; self.spo.len().div_ceil(64)];
+        }
+        for &i in at {
+            self.dead[i as usize / 64] |= 1 << (i % 64);
+        }
+        self.dead_count += at.len();
+    }
+
+    /// Takes the tombstones out for good.
+    fn compact(&mut self) {
+        if self.dead_count > 0 {
+            self.take_out(&[]);
         }
     }
 
@@ -97,7 +130,9 @@ impl Run {
     }
 
     /// Merges two disjoint runs in linear time, the permutations both have included (others are built on use).
-    fn merge(a: Run, b: Run) -> Run {
+    fn merge(mut a: Run, mut b: Run) -> Run {
+        a.compact();
+        b.compact();
         let n = a.spo.len() + b.spo.len();
         let mut spo = Vec::with_capacity(n);
         // Where each old index lands in the merged array (only needed when a permutation is merged too).
@@ -162,15 +197,19 @@ impl Run {
             osp,
             preds,
             fences: Fences::default(),
+            dead: Vec::new(),
+            dead_count: 0,
         }
     }
 
+    /// The facts it holds (tombstones not counted).
     fn len(&self) -> usize {
-        self.spo.len()
+        self.spo.len() - self.dead_count
     }
 
     /// Keeps the triples `keep` accepts; the permutations built so far are carried over (no sort).
     fn retain(&mut self, keep: &impl Fn(&Triple) -> bool) {
+        self.compact();
         let at: Vec<u32> = (self.spo.iter().enumerate())
             .filter(|(_, t)| !keep(t))
             .map(|(i, _)| i as u32)
@@ -180,25 +219,58 @@ impl Run {
 
     /// Takes out the triples of `gone` (SPO-sorted) it holds, found by galloping from the last: a run that holds none is
     /// left untouched, and no triple is looked up in a set.
-    fn remove_sorted(&mut self, gone: &[Triple]) {
+    ///
+    /// With `mark` (`Some(k)`), facts are marked as tombstones instead ([`Run::mark_out`]) while they and the
+    /// tombstones already there are fewer than one position in `k`.
+    fn remove_sorted(&mut self, gone: &[Triple], mark: Option<usize>) {
         let mut at: Vec<u32> = Vec::new();
         let mut from = 0;
         for t in gone {
             let i = from + gallop(&self.spo[from..], |x| x < t);
             if self.spo.get(i) == Some(t) {
-                at.push(i as u32);
+                if !self.is_dead(i) {
+                    at.push(i as u32);
+                }
                 from = i + 1;
             } else {
                 from = i;
             }
         }
-        self.take_out(&at);
+        if at.is_empty() {
+            return;
+        }
+        if mark.is_some_and(|k| (at.len() + self.dead_count).saturating_mul(k) < self.spo.len()) {
+            self.mark_out(&at);
+        } else {
+            self.take_out(&at);
+        }
     }
 
     /// Takes out the triples at positions `at` (increasing), in place, the permutations built so far carried
     /// over: the kept triples move down between the positions taken out, and each permutation entry drops by
     /// how many of those positions lie below it ([`Renumber`]); the three arrays are rewritten in parallel.
+    /// The tombstones go too.
     fn take_out(&mut self, at: &[u32]) {
+        let merged: Vec<u32>;
+        let at = if self.dead_count == 0 {
+            at
+        } else {
+            // The tombstones and `at` (disjoint: `at` holds live positions), in order.
+            let mut all: Vec<u32> = Vec::with_capacity(self.dead_count + at.len());
+            for (w, &word) in self.dead.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    all.push(w as u32 * 64 + bits.trailing_zeros());
+                    bits &= bits - 1;
+                }
+            }
+            all.extend_from_slice(at);
+            all.sort_unstable();
+            self.dead = Vec::new();
+            self.dead_count = 0;
+            merged = all;
+            &merged
+        };
         if at.is_empty() {
             return;
         }
@@ -241,10 +313,19 @@ impl Run {
         }
         let (perm, len) = Perm::for_pattern(pattern);
         let prefix = perm.prefix(pattern);
-        match perm {
+        let dead = (self.dead_count > 0).then_some(self.dead.as_slice());
+        let mut cursor = match perm {
             Perm::Spo => {
                 let fence = || self.fences.of(perm, &self.spo, None);
-                Cursor::Keys(&self.spo[fenced_range(&self.spo, |k| *k, fence, prefix, len)])
+                let range = fenced_range(&self.spo, |k| *k, fence, prefix, len);
+                match dead {
+                    None => Cursor::Keys(&self.spo[range]),
+                    Some(dead) => Cursor::LiveKeys {
+                        keys: &self.spo[range.clone()],
+                        at: range.start,
+                        dead,
+                    },
+                }
             }
             Perm::Pos | Perm::Osp => {
                 let idx = if perm == Perm::Pos {
@@ -254,12 +335,22 @@ impl Run {
                 };
                 let fence = || self.fences.of(perm, &self.spo, Some(idx));
                 let key_of = |&i: &u32| perm.to_key(self.spo[i as usize]);
-                Cursor::Indexed {
-                    idx: &idx[fenced_range(idx, key_of, fence, prefix, len)],
-                    spo: &self.spo,
+                let idx = &idx[fenced_range(idx, key_of, fence, prefix, len)];
+                match dead {
+                    None => Cursor::Indexed {
+                        idx,
+                        spo: &self.spo,
+                    },
+                    Some(dead) => Cursor::LiveIndexed {
+                        idx,
+                        spo: &self.spo,
+                        dead,
+                    },
                 }
             }
-        }
+        };
+        cursor.skip_dead();
+        cursor
     }
 
     fn heap_bytes(&self) -> usize {
@@ -342,7 +433,11 @@ impl Overlay {
         for (g, derived) in self.graphs {
             // Smallest runs first: the large ones go while the copy is still small.
             for run in derived.runs.into_iter().rev() {
-                out.extend(run.spo.iter().map(|&[s, p, o]| [g, s, p, o]));
+                out.extend(
+                    (run.spo.iter().enumerate())
+                        .filter(|(i, _)| !run.is_dead(*i))
+                        .map(|(_, &[s, p, o])| [g, s, p, o]),
+                );
             }
         }
         out
@@ -351,16 +446,42 @@ impl Overlay {
     /// Takes out the facts of `gone` (sorted by quad) it holds: each run finds its own by binary search, and a
     /// run holding none is left untouched (cheaper than [`Overlay::retain`] when `gone` is small).
     pub fn remove_sorted(&mut self, gone: &[Quad]) {
+        self.remove_sorted_marking(gone, None);
+    }
+
+    /// [`Overlay::remove_sorted`], where a large run that loses few facts keeps them as tombstones: it is not
+    /// rewritten (a pass over all of it) for each batch. Scans, counts and lookups skip tombstones; the runs'
+    /// arrays hold them until [`Overlay::compact`], which must come before the arrays are read whole
+    /// ([`Overlay::runs_of`], [`Overlay::into_quads`], saving). Maintenance takes facts out of the old derived
+    /// facts batch by batch, and reads them between batches.
+    pub fn mark_removed_sorted(&mut self, gone: &[Quad]) {
+        // Fewer than one position in 64: the bitmap costs a bit a position, a rewrite 20 bytes.
+        self.remove_sorted_marking(gone, Some(64));
+    }
+
+    fn remove_sorted_marking(&mut self, gone: &[Quad], mark: Option<usize>) {
         for chunk in gone.chunk_by(|a, b| a[0] == b[0]) {
             let Ok(at) = self.graphs.binary_search_by_key(&chunk[0][0], |(g, _)| *g) else {
                 continue;
             };
             let triples: Vec<Triple> = chunk.iter().map(|&[_, s, p, o]| [s, p, o]).collect();
             for run in &mut self.graphs[at].1.runs {
-                run.remove_sorted(&triples);
+                run.remove_sorted(&triples, mark);
             }
         }
         self.drop_empty();
+    }
+
+    /// Takes the tombstones of [`Overlay::mark_removed_sorted`] out for good.
+    pub fn compact(&mut self) {
+        for (_, derived) in &mut self.graphs {
+            derived.runs.iter_mut().for_each(Run::compact);
+        }
+    }
+
+    /// Whether no run holds tombstones (their arrays are exactly their facts).
+    fn compacted(&self) -> bool {
+        (self.graphs.iter()).all(|(_, g)| g.runs.iter().all(|r| r.dead_count == 0))
     }
 
     /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
@@ -403,15 +524,19 @@ impl Overlay {
         self.graphs.iter().map(|(g, _)| *g)
     }
 
-    /// The SPO-sorted runs of one graph's derived facts.
+    /// The SPO-sorted runs of one graph's derived facts (after [`Overlay::compact`], if facts were marked out:
+    /// a run's array is then exactly its facts).
     pub fn runs_of(&self, graph: TermId) -> impl Iterator<Item = &[Triple]> {
+        assert!(self.compacted(), "the runs of an overlay with tombstones");
         self.graph(graph)
             .into_iter()
             .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
     }
 
-    /// Each run of a graph's facts (SPO-sorted) with its [`Fences`] (each built on first use).
+    /// Each run of a graph's facts (SPO-sorted) with its [`Fences`] (each built on first use); as
+    /// [`Overlay::runs_of`], after [`Overlay::compact`].
     pub fn fenced_runs_of(&self, graph: TermId) -> impl Iterator<Item = (&[Triple], &Fences)> {
+        assert!(self.compacted(), "the runs of an overlay with tombstones");
         self.graph(graph)
             .into_iter()
             .flat_map(|g| g.runs.iter().map(|r| (r.spo.as_slice(), &r.fences)))
@@ -452,6 +577,8 @@ impl Overlay {
             pos: std::sync::OnceLock::new(),
             osp: std::sync::OnceLock::new(),
             fences: Fences::default(),
+            dead: Vec::new(),
+            dead_count: 0,
         };
         let i = match self.graphs.binary_search_by_key(&graph, |(g, _)| *g) {
             Ok(i) => i,
@@ -466,8 +593,9 @@ impl Overlay {
 
     /// Whether a fact was derived.
     pub fn contains(&self, graph: TermId, triple: Triple) -> bool {
-        self.graph(graph)
-            .is_some_and(|g| g.runs.iter().any(|r| r.spo.binary_search(&triple).is_ok()))
+        self.graph(graph).is_some_and(|g| {
+            (g.runs.iter()).any(|r| r.spo.binary_search(&triple).is_ok_and(|i| !r.is_dead(i)))
+        })
     }
 
     /// The derived facts matching a pattern, in the pattern's order.
@@ -567,7 +695,8 @@ impl<'a> View<'a> {
         scan.cursors.retain(|c| !c.is_empty());
     }
 
-    /// The exact number of matches of `pattern` in `graph` (the layers are disjoint).
+    /// The number of matches of `pattern` in `graph` (the layers are disjoint): exact, but for facts marked out
+    /// of a run ([`Overlay::mark_removed_sorted`]) after the first match of each run, which count too.
     pub fn count(&self, graph: TermId, pattern: &Pattern) -> usize {
         self.scan(graph, pattern).len()
     }
@@ -590,13 +719,32 @@ impl<'a> View<'a> {
     }
 }
 
-/// One sorted source of a scan.
+/// Whether position `i` is marked in a tombstone bitmap (an empty bitmap marks none).
+#[inline]
+fn is_dead(dead: &[u64], i: usize) -> bool {
+    dead.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1)
+}
+
+/// One sorted source of a scan. A cursor over a run with tombstones skips them: its head is live, or it is
+/// empty.
 #[derive(Copy, Clone, Debug)]
 enum Cursor<'a> {
     /// Keys already in the scan's order.
     Keys(&'a [[TermId; 3]]),
     /// Indices into an SPO array, sorted by the scan's order.
     Indexed { idx: &'a [u32], spo: &'a [Triple] },
+    /// SPO keys of a run with tombstones (`dead`), the first at position `at`.
+    LiveKeys {
+        keys: &'a [Triple],
+        at: usize,
+        dead: &'a [u64],
+    },
+    /// Indices into the SPO array of a run with tombstones.
+    LiveIndexed {
+        idx: &'a [u32],
+        spo: &'a [Triple],
+        dead: &'a [u64],
+    },
 }
 
 impl Cursor<'_> {
@@ -604,10 +752,11 @@ impl Cursor<'_> {
         self.len() == 0
     }
 
+    /// What is left, tombstones after the head included (exact for a run without them).
     fn len(&self) -> usize {
         match self {
-            Cursor::Keys(k) => k.len(),
-            Cursor::Indexed { idx, .. } => idx.len(),
+            Cursor::Keys(k) | Cursor::LiveKeys { keys: k, .. } => k.len(),
+            Cursor::Indexed { idx, .. } | Cursor::LiveIndexed { idx, .. } => idx.len(),
         }
     }
 
@@ -616,7 +765,10 @@ impl Cursor<'_> {
     fn head(&self, perm: Perm) -> Option<Triple> {
         match self {
             Cursor::Keys(k) => k.first().map(|&k| perm.to_triple(k)),
-            Cursor::Indexed { idx, spo } => idx.first().map(|&i| spo[i as usize]),
+            Cursor::LiveKeys { keys, .. } => keys.first().copied(),
+            Cursor::Indexed { idx, spo } | Cursor::LiveIndexed { idx, spo, .. } => {
+                idx.first().map(|&i| spo[i as usize])
+            }
         }
     }
 
@@ -625,6 +777,34 @@ impl Cursor<'_> {
         match self {
             Cursor::Keys(k) => *k = &k[1..],
             Cursor::Indexed { idx, .. } => *idx = &idx[1..],
+            Cursor::LiveKeys { keys, at, .. } => {
+                *keys = &keys[1..];
+                *at += 1;
+                self.skip_dead();
+            }
+            Cursor::LiveIndexed { idx, .. } => {
+                *idx = &idx[1..];
+                self.skip_dead();
+            }
+        }
+    }
+
+    /// Moves past tombstones at the head.
+    #[inline]
+    fn skip_dead(&mut self) {
+        match self {
+            Cursor::Keys(_) | Cursor::Indexed { .. } => {}
+            Cursor::LiveKeys { keys, at, dead } => {
+                while !keys.is_empty() && is_dead(dead, *at) {
+                    *keys = &keys[1..];
+                    *at += 1;
+                }
+            }
+            Cursor::LiveIndexed { idx, dead, .. } => {
+                while idx.first().is_some_and(|&i| is_dead(dead, i as usize)) {
+                    *idx = &idx[1..];
+                }
+            }
         }
     }
 }
@@ -857,6 +1037,63 @@ mod tests {
             want.sort_by_key(|&tr| perm.to_key(tr));
             prop_assert_eq!(view.count(TermId(graph), &pattern), want.len());
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn facts_marked_out_batch_by_batch_read_as_facts_taken_out(
+            facts in proptest::collection::btree_set((0u32..6, 0u32..3, 0u32..6), 1..80),
+            steps in proptest::collection::vec((any::<bool>(), proptest::collection::vec(0usize..80, 0..8)), 1..6),
+        ) {
+            // One overlay takes facts out by rewriting its runs, the other marks them (every time: `Some(0)`);
+            // some steps bring facts back (a new run). Scans, lookups and counts agree after every step, and the
+            // runs agree once the marked one is compacted.
+            let facts: Vec<Triple> = facts.into_iter().map(|(s, p, o)| t(s, p, o)).collect();
+            let (mut moved, mut marked) = (Overlay::new(), Overlay::new());
+            moved.add(TermId(0), facts.clone());
+            marked.add(TermId(0), facts.clone());
+            let store = QuadStore::from_graphs(vec![(TermId(0), vec![])]);
+            let mut held: std::collections::BTreeSet<Triple> = facts.iter().copied().collect();
+            for (back, picks) in steps {
+                let mut chosen: Vec<Triple> = picks.iter().map(|&i| facts[i % facts.len()]).collect();
+                chosen.sort_unstable();
+                chosen.dedup();
+                if back {
+                    let returning: Vec<Triple> = chosen.into_iter().filter(|t| !held.contains(t)).collect();
+                    held.extend(&returning);
+                    moved.add(TermId(0), returning.clone());
+                    marked.add(TermId(0), returning);
+                } else {
+                    let quads: Vec<Quad> = chosen.iter().map(|&[s, p, o]| [TermId(0), s, p, o]).collect();
+                    chosen.iter().for_each(|t| { held.remove(t); });
+                    moved.remove_sorted(&quads);
+                    marked.remove_sorted_marking(&quads, Some(0));
+                }
+                prop_assert_eq!(marked.len(), held.len());
+                let (a, b) = (View::new(&store, &marked), View::new(&store, &moved));
+                for pattern in [[None, None, None], [None, Some(TermId(1)), None], [None, None, Some(TermId(2))], [Some(TermId(1)), None, None], [Some(TermId(1)), Some(TermId(1)), None]] {
+                    let got: Vec<Triple> = a.scan(TermId(0), &pattern).collect();
+                    let want: Vec<Triple> = b.scan(TermId(0), &pattern).collect();
+                    prop_assert_eq!(got.is_empty(), a.scan(TermId(0), &pattern).is_empty());
+                    prop_assert_eq!(got, want);
+                }
+                for f in &facts {
+                    prop_assert_eq!(marked.contains(TermId(0), *f), held.contains(f));
+                }
+            }
+            marked.compact();
+            let (a, b) = (View::new(&store, &marked), View::new(&store, &moved));
+            for pattern in [[None, Some(TermId(1)), None], [None, None, Some(TermId(2))]] {
+                let got: Vec<Triple> = a.scan(TermId(0), &pattern).collect();
+                let want: Vec<Triple> = b.scan(TermId(0), &pattern).collect();
+                prop_assert_eq!(got, want);
+            }
+            let runs = |o: &Overlay| -> Vec<Triple> {
+                let mut all: Vec<Triple> = o.runs_of(TermId(0)).flatten().copied().collect();
+                all.sort_unstable();
+                all
+            };
+            prop_assert_eq!(runs(&marked), held.into_iter().collect::<Vec<_>>());
+            prop_assert_eq!(runs(&moved), runs(&marked));
         }
 
         #[test]
