@@ -433,11 +433,23 @@ pub fn instantiate(
     row: &[TermId],
     blanks: &mut Vec<Option<TermId>>,
 ) -> Option<Triple> {
+    instantiate_checking(terms, t, row, blanks, [true; 2])
+}
+
+/// [`instantiate`], checking the subject's and the predicate's kind only where `check` says (a position the
+/// caller knows holds a subject, or a predicate, of a fact needs no decoding of its term).
+pub fn instantiate_checking(
+    terms: &mut Terms<'_>,
+    t: &[TemplateTerm; 3],
+    row: &[TermId],
+    blanks: &mut Vec<Option<TermId>>,
+    [check_s, check_p]: [bool; 2],
+) -> Option<Triple> {
     let s = template_term(terms, &t[0], row, blanks)?;
     let p = template_term(terms, &t[1], row, blanks)?;
     let o = template_term(terms, &t[2], row, blanks)?;
-    if !matches!(terms.term(s), TermRef::Iri(_) | TermRef::Blank(_))
-        || !matches!(terms.term(p), TermRef::Iri(_))
+    if check_s && !matches!(terms.term(s), TermRef::Iri(_) | TermRef::Blank(_))
+        || check_p && !matches!(terms.term(p), TermRef::Iri(_))
     {
         return None;
     }

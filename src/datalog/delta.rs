@@ -14,7 +14,7 @@
 //! reach(x,z) :- reach(x,y), edge(y,z).      pass k+1:  reach(x,z) :- Δreach(x,y), edge(y,z).
 //! ```
 
-use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId};
+use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId, VarSet};
 use crate::store::{TermId, Triple, View};
 
 use super::footprint::{Access, expr_reads, operand_reads};
@@ -41,6 +41,26 @@ fn top_level(body: &Op) -> (Vec<&Op>, Vec<&Expr>) {
         other => vec![other],
     };
     (ops, filters)
+}
+
+/// The variables `body` binds, in every solution, at the subject or predicate (`.0`) and at the predicate (`.1`)
+/// of a triple pattern it joins at its top level: their values are subjects (or predicates) of facts, or of the
+/// facts a seed put in that pattern's place, so a head that puts them at the same place needs no check of the
+/// term's kind.
+pub fn node_vars(body: &Op) -> (VarSet, VarSet) {
+    let (mut nodes, mut predicates) = (VarSet::new(), VarSet::new());
+    for op in top_level(body).0 {
+        if let Op::Pattern(tp) = op {
+            if let PatternTerm::Var(v) = tp.terms[0] {
+                nodes.insert(v);
+            }
+            if let PatternTerm::Var(v) = tp.terms[1] {
+                nodes.insert(v);
+                predicates.insert(v);
+            }
+        }
+    }
+    (nodes, predicates)
 }
 
 fn reads_group(reads: &[Access], group_writes: &[Access]) -> bool {

@@ -27,9 +27,9 @@ use crate::exec::terms::Terms;
 use crate::exec::{self, Cancel, Context, ExecError, Flow, Rows, State};
 use crate::ir::{Op, VarSet};
 use crate::plan::{self, Dataset};
-use crate::query::instantiate;
+use crate::query::instantiate_checking;
 use crate::store::quads::{FENCE, Perm, fence_block, gallop, prefetch};
-use crate::store::{Overlay, Quad, Store, TermId, TermSource, Triple, View};
+use crate::store::{Overlay, Quad, Store, TermId, TermRef, TermSource, Triple, View};
 
 use super::budget::{Budget, CapReason};
 use super::closure::{self, Classes, Closure};
@@ -945,13 +945,35 @@ pub(super) fn run_body(
     let mut counted = 0usize;
     let mut compacted = 0usize;
     let unit = Rows::unit(plan.width);
+    // A head's subject must be an IRI or a blank node, its predicate an IRI: checked per fact (a decoding of the
+    // term), but where the head puts a constant of the right kind there, or a variable the body always binds at
+    // such a place of a fact.
+    let (nodes, predicates) = super::delta::node_vars(&rule.body);
+    let checks: Vec<[bool; 2]> = (rule.heads.iter())
+        .map(|head| {
+            use crate::ir::lower::TemplateTerm::{Const, Var};
+            let node = |t: &crate::ir::lower::TemplateTerm| match t {
+                Var(v) => nodes.contains(*v),
+                Const(c) => matches!(st.terms.term(*c), TermRef::Iri(_) | TermRef::Blank(_)),
+                _ => false,
+            };
+            let predicate = |t: &crate::ir::lower::TemplateTerm| match t {
+                Var(v) => predicates.contains(*v),
+                Const(c) => matches!(st.terms.term(*c), TermRef::Iri(_)),
+                _ => false,
+            };
+            [!node(&head.terms[0]), !predicate(&head.terms[1])]
+        })
+        .collect();
     exec::execute(&plan, &cx, &mut st, &unit, &mut |st, batch| {
         rows += batch.len() as u64;
         let mut blanks = Vec::new();
         for row in batch.iter() {
-            for head in &rule.heads {
+            for (head, &check) in rule.heads.iter().zip(&checks) {
                 blanks.clear();
-                if let Some([s, p, o]) = instantiate(&mut st.terms, &head.terms, row, &mut blanks) {
+                if let Some([s, p, o]) =
+                    instantiate_checking(&mut st.terms, &head.terms, row, &mut blanks, check)
+                {
                     made += 1;
                     let g = head.graph.unwrap_or(TermId::DEFAULT_GRAPH);
                     let q = [g, s, p, o];
