@@ -109,6 +109,13 @@ impl Run {
         self.dead_count += at.len();
     }
 
+    /// Its SPO array, which holds exactly its facts: reading a run with tombstones whole is a bug (a fact taken
+    /// out would read as held), so it stops the program rather than give a wrong answer.
+    fn compacted_spo(&self) -> &[Triple] {
+        assert_eq!(self.dead_count, 0, "the array of a run with tombstones");
+        &self.spo
+    }
+
     /// Takes the tombstones out for good.
     fn compact(&mut self) {
         if self.dead_count > 0 {
@@ -354,7 +361,8 @@ impl Run {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.spo.capacity() * size_of::<Triple>()
+        self.dead.capacity() * size_of::<u64>()
+            + self.spo.capacity() * size_of::<Triple>()
             + self.fences.heap_bytes()
             + (self.pos.get().map_or(0, Vec::capacity)
                 + self.osp.get().map_or(0, Vec::capacity)
@@ -452,8 +460,8 @@ impl Overlay {
     /// [`Overlay::remove_sorted`], where a large run that loses few facts keeps them as tombstones: it is not
     /// rewritten (a pass over all of it) for each batch. Scans, counts and lookups skip tombstones; the runs'
     /// arrays hold them until [`Overlay::compact`], which must come before the arrays are read whole
-    /// ([`Overlay::runs_of`], [`Overlay::into_quads`], saving). Maintenance takes facts out of the old derived
-    /// facts batch by batch, and reads them between batches.
+    /// ([`Overlay::runs_of`], [`Overlay::fenced_runs_of`], saving; [`Overlay::into_quads`] skips them).
+    /// Maintenance takes facts out of the old derived facts batch by batch, and reads them between batches.
     pub fn mark_removed_sorted(&mut self, gone: &[Quad]) {
         // Fewer than one position in 64: the bitmap costs a bit a position, a rewrite 20 bytes.
         self.remove_sorted_marking(gone, Some(64));
@@ -477,11 +485,6 @@ impl Overlay {
         for (_, derived) in &mut self.graphs {
             derived.runs.iter_mut().for_each(Run::compact);
         }
-    }
-
-    /// Whether no run holds tombstones (their arrays are exactly their facts).
-    fn compacted(&self) -> bool {
-        (self.graphs.iter()).all(|(_, g)| g.runs.iter().all(|r| r.dead_count == 0))
     }
 
     /// Keeps the facts `keep` accepts (graph, triple): built permutations are carried over, not sorted again.
@@ -527,19 +530,17 @@ impl Overlay {
     /// The SPO-sorted runs of one graph's derived facts (after [`Overlay::compact`], if facts were marked out:
     /// a run's array is then exactly its facts).
     pub fn runs_of(&self, graph: TermId) -> impl Iterator<Item = &[Triple]> {
-        assert!(self.compacted(), "the runs of an overlay with tombstones");
         self.graph(graph)
             .into_iter()
-            .flat_map(|g| g.runs.iter().map(|r| r.spo.as_slice()))
+            .flat_map(|g| g.runs.iter().map(Run::compacted_spo))
     }
 
     /// Each run of a graph's facts (SPO-sorted) with its [`Fences`] (each built on first use); as
     /// [`Overlay::runs_of`], after [`Overlay::compact`].
     pub fn fenced_runs_of(&self, graph: TermId) -> impl Iterator<Item = (&[Triple], &Fences)> {
-        assert!(self.compacted(), "the runs of an overlay with tombstones");
         self.graph(graph)
             .into_iter()
-            .flat_map(|g| g.runs.iter().map(|r| (r.spo.as_slice(), &r.fences)))
+            .flat_map(|g| g.runs.iter().map(|r| (r.compacted_spo(), &r.fences)))
     }
 
     /// Builds every run's POS and OSP orders not built yet (runs in parallel), as reading them would.
