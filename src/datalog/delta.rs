@@ -63,6 +63,91 @@ pub fn node_vars(body: &Op) -> (VarSet, VarSet) {
     (nodes, predicates)
 }
 
+/// What a triple of a pattern or a head puts at one place of a fact.
+pub enum Place {
+    /// This term.
+    Const(TermId),
+    /// This variable's value.
+    Var(VarId),
+    /// Anything (checked elsewhere).
+    Free,
+}
+
+/// A triple of constants and variables (a body's pattern, a rule's head) matched against facts by place, each
+/// match a row of a VALUES block over its variables: no binding list per fact, and one flat list of rows.
+pub struct Columns {
+    /// The variables, in the order they first occur.
+    pub vars: Vec<VarId>,
+    /// By place (subject, predicate, object): the constant there, the variable's column, or nothing.
+    at: [Result<Option<TermId>, usize>; 3],
+}
+
+impl Columns {
+    /// The columns of a triple's places; `None` if a place has no column shape (it gave `None`).
+    pub fn new(places: impl IntoIterator<Item = Option<Place>>) -> Option<Self> {
+        let mut vars: Vec<VarId> = Vec::new();
+        let mut at = [Ok(None); 3];
+        for (k, place) in places.into_iter().take(3).enumerate() {
+            at[k] = match place? {
+                Place::Const(c) => Ok(Some(c)),
+                Place::Free => Ok(None),
+                Place::Var(v) => Err(vars.iter().position(|x| *x == v).unwrap_or_else(|| {
+                    vars.push(v);
+                    vars.len() - 1
+                })),
+            };
+        }
+        Some(Self { vars, at })
+    }
+
+    /// Whether `fact` has the constants.
+    fn fits(&self, fact: &Triple) -> bool {
+        (self.at.iter().zip(fact)).all(|(at, v)| !matches!(at, Ok(Some(c)) if c != v))
+    }
+
+    /// Appends to `cells` the variables as `fact` binds them, if the triple matches it.
+    pub fn push_row(&self, fact: Triple, cells: &mut Vec<Option<TermId>>) -> bool {
+        if !self.fits(&fact) {
+            return false;
+        }
+        let start = cells.len();
+        cells.resize(start + self.vars.len(), None);
+        for (at, value) in self.at.iter().zip(fact) {
+            if let Err(col) = *at {
+                match cells[start + col] {
+                    Some(bound) if bound != value => {
+                        cells.truncate(start);
+                        return false;
+                    }
+                    _ => cells[start + col] = Some(value),
+                }
+            }
+        }
+        true
+    }
+
+    /// The VALUES block of the facts the triple matches: the constants are tested first (a fact they reject costs
+    /// no row: most of a large delta, for a pattern with a constant predicate or class), and the list is sized
+    /// before it fills.
+    pub fn rows(
+        self,
+        facts: impl Iterator<Item = Triple> + Clone,
+    ) -> (Vec<VarId>, crate::ir::ValueRows) {
+        let width = self.vars.len();
+        let fitting = facts.clone().filter(|f| self.fits(f)).count();
+        let mut cells: Vec<Option<TermId>> = Vec::with_capacity(width * fitting);
+        let n: usize = facts
+            .map(|f| usize::from(self.push_row(f, &mut cells)))
+            .sum();
+        let rows = if width == 0 {
+            crate::ir::ValueRows::empty_rows(n)
+        } else {
+            crate::ir::ValueRows::flat(width, cells)
+        };
+        (self.vars, rows)
+    }
+}
+
 fn reads_group(reads: &[Access], group_writes: &[Access]) -> bool {
     reads
         .iter()
@@ -141,52 +226,16 @@ pub fn seeded(body: &Op, atom: usize, delta: &[Triple]) -> Op {
     let Op::Pattern(tp) = ops[atom] else {
         unreachable!("a recursive atom is a triple pattern")
     };
-    let mut vars: Vec<VarId> = Vec::new();
-    for t in &tp.terms {
-        if let PatternTerm::Var(v) = t {
-            if !vars.contains(v) {
-                vars.push(*v);
-            }
-        }
-    }
     // The delta's facts are distinct and a row fixes its fact (constants at the other positions), so the rows
     // are distinct too: no dedup.
-    let slots: [Option<usize>; 3] = std::array::from_fn(|k| match tp.terms[k] {
-        PatternTerm::Var(v) => vars.iter().position(|x| *x == v),
-        _ => None,
-    });
-    let consts: [Option<TermId>; 3] = std::array::from_fn(|k| match tp.terms[k] {
-        PatternTerm::Const(c) => Some(c),
-        _ => None,
-    });
-    // The constants first: a fact they reject costs no row (most of a large delta, for a pattern with a
-    // constant predicate or class). The rows go into one flat list, sized before it fills.
-    let fits = |fact: &Triple| (0..3).all(|k| consts[k].is_none_or(|c| c == fact[k]));
-    let width = vars.len();
-    let mut cells: Vec<Option<TermId>> =
-        Vec::with_capacity(width * delta.iter().filter(|f| fits(f)).count());
-    let mut n = 0;
-    'facts: for fact in delta.iter().filter(|f| fits(f)) {
-        let start = cells.len();
-        cells.resize(start + width, None);
-        for k in 0..3 {
-            if let Some(slot) = slots[k] {
-                match cells[start + slot] {
-                    Some(bound) if bound != fact[k] => {
-                        cells.truncate(start);
-                        continue 'facts;
-                    }
-                    _ => cells[start + slot] = Some(fact[k]),
-                }
-            }
-        }
-        n += 1;
-    }
-    let rows = if width == 0 {
-        crate::ir::ValueRows::empty_rows(n)
-    } else {
-        crate::ir::ValueRows::flat(width, cells)
-    };
+    let columns = Columns::new(tp.terms.iter().map(|t| match t {
+        PatternTerm::Const(c) => Some(Place::Const(*c)),
+        PatternTerm::Var(v) => Some(Place::Var(*v)),
+        // A quoted triple pattern: matched by the pattern itself, kept beside the seed (not `replaceable`).
+        PatternTerm::Triple(_) => Some(Place::Free),
+    }))
+    .expect("every place of a pattern has a column shape");
+    let (vars, rows) = columns.rows(delta.iter().copied());
     let seed = Op::Values { vars, rows };
     let mut operands: Vec<Op> = ops.into_iter().cloned().collect();
     if replaceable(tp) {

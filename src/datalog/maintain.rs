@@ -33,7 +33,7 @@ use crate::ir::{Op, VarId};
 use crate::store::overlay::sorted_quads;
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
-use super::delta::{Seeding, seeding};
+use super::delta::{Columns, Place, Seeding, seeding};
 use super::explain::{seed_inside, unify};
 use super::fixpoint::{
     Job, JobOut, Limits, Options, change_accesses, default_triples, run_body, run_over,
@@ -575,23 +575,14 @@ fn check_bodies(
                     [_, Const(p), _] => share(&[graph, *p]),
                     _ => candidates,
                 };
-                let (vars, rows) = match Plain::of(head) {
-                    // Constants and variables only (most heads): matched by position, into one flat list,
-                    // with no binding list per candidate.
-                    Some(plain) => {
-                        let width = plain.vars.len();
-                        let mut cells: Vec<Option<TermId>> =
-                            Vec::with_capacity(these.len() * width);
-                        let n: usize = (these.iter())
-                            .map(|&q| usize::from(plain.push_row(q, &mut cells)))
-                            .sum();
-                        let rows = if width == 0 {
-                            crate::ir::ValueRows::empty_rows(n)
-                        } else {
-                            crate::ir::ValueRows::flat(width, cells)
-                        };
-                        (plain.vars, rows)
-                    }
+                let (vars, rows) = match by_place(head) {
+                    // Constants and variables only (most heads): matched by place, into one flat list, with
+                    // no binding list per candidate.
+                    Some(columns) => columns.rows(
+                        (these.iter())
+                            .filter(|q| q[0] == graph)
+                            .map(|&[_, s, p, o]| [s, p, o]),
+                    ),
                     None => {
                         let mut vars: Vec<VarId> = Vec::new();
                         let mut rows: Vec<Vec<Option<TermId>>> = Vec::new();
@@ -616,64 +607,15 @@ fn check_bodies(
     bodies
 }
 
-/// A head of constants and variables, unified with a fact by position (what [`unify`] does for any head,
-/// without a binding list per fact).
-struct Plain {
-    graph: TermId,
-    /// The head's variables, in the order [`unify`] binds them.
-    vars: Vec<VarId>,
-    /// By position (subject, predicate, object): the constant there, or the variable's column.
-    at: [Result<TermId, usize>; 3],
-}
-
-impl Plain {
-    fn of(head: &crate::rules::Head) -> Option<Self> {
-        use crate::ir::lower::TemplateTerm::{Const, Var};
-        let mut vars: Vec<VarId> = Vec::new();
-        let mut at = [Ok(TermId::DEFAULT_GRAPH); 3];
-        for (k, t) in head.terms.iter().enumerate() {
-            at[k] = match t {
-                Const(c) => Ok(*c),
-                Var(v) => Err(vars.iter().position(|x| x == v).unwrap_or_else(|| {
-                    vars.push(*v);
-                    vars.len() - 1
-                })),
-                _ => return None,
-            };
-        }
-        Some(Self {
-            graph: head.graph.unwrap_or(TermId::DEFAULT_GRAPH),
-            vars,
-            at,
-        })
-    }
-
-    /// Appends to `cells` the head's variables as `q` binds them, if the head unifies with `q`.
-    fn push_row(&self, [g, s, p, o]: Quad, cells: &mut Vec<Option<TermId>>) -> bool {
-        if g != self.graph {
-            return false;
-        }
-        let start = cells.len();
-        cells.resize(start + self.vars.len(), None);
-        let row = &mut cells[start..];
-        for (at, value) in self.at.iter().zip([s, p, o]) {
-            match *at {
-                Ok(c) if c != value => {
-                    cells.truncate(start);
-                    return false;
-                }
-                Ok(_) => {}
-                Err(col) => match row[col] {
-                    Some(bound) if bound != value => {
-                        cells.truncate(start);
-                        return false;
-                    }
-                    _ => row[col] = Some(value),
-                },
-            }
-        }
-        true
-    }
+/// The columns of a head of constants and variables (most heads), matched with a fact by place as [`unify`]
+/// matches any head.
+fn by_place(head: &crate::rules::Head) -> Option<Columns> {
+    use crate::ir::lower::TemplateTerm::{Const, Var};
+    Columns::new(head.terms.iter().map(|t| match t {
+        Const(c) => Some(Place::Const(*c)),
+        Var(v) => Some(Place::Var(*v)),
+        _ => None,
+    }))
 }
 
 /// An equivalence group (`R(x,z) :- R(x,y), R(y,z)` with `R(x,y) :- R(y,x)`) maintained as connected components
@@ -1242,12 +1184,15 @@ mod tests {
                 graph: named.then_some(TermId(1)),
             };
             let q = fact.map(TermId);
-            let plain = Plain::of(&head).expect("constants and variables only");
+            let plain = by_place(&head).expect("constants and variables only");
             let by_unify = unify(&head, q, &Dictionary::new())
                 .map(|binding| binding.iter().map(|(_, t)| Some(*t)).collect::<Vec<_>>());
-            // After a row already there: the new one is appended, or nothing is.
+            // After a row already there: the new one is appended, or nothing is. The graph is checked as
+            // `check_bodies` checks it, before the places.
             let mut cells = vec![Some(TermId(9)); plain.vars.len()];
-            let pushed = plain.push_row(q, &mut cells);
+            let [g, s, p, o] = q;
+            let pushed = g == head.graph.unwrap_or(TermId::DEFAULT_GRAPH)
+                && plain.push_row([s, p, o], &mut cells);
             prop_assert_eq!(pushed.then(|| cells[plain.vars.len()..].to_vec()), by_unify.clone());
             prop_assert_eq!(cells.len(), plain.vars.len() * (1 + usize::from(pushed)));
             if let Some(binding) = unify(&head, q, &Dictionary::new()) {
