@@ -707,6 +707,74 @@ fn a_recursive_group_fact_an_earlier_rule_still_derives_is_neither_overdeleted_n
     assert_eq!(kept.lines().count(), 2);
 }
 
+#[test]
+fn a_recursive_group_fact_its_own_rule_derives_from_asserted_facts_is_neither_overdeleted_nor_followed()
+ {
+    // Person, Student and Employee support each other inside one recursive group; n0 is an asserted Student
+    // and (before) an asserted Employee. Removing "n0 a Employee" makes Person a candidate, but a rule of the
+    // group derives it from the asserted Student alone, which no deletion takes: it is kept without
+    // overdeleting, and only the removed Employee is checked (and derived again, from Person). DRed would
+    // have overdeleted Person, then derived Person and Employee again.
+    let data = |employee: bool| -> String {
+        let mut d = format!("<{EX}n0> a <{EX}Student> .\n<{EX}n0> <{EX}worksFor> <{EX}o> .\n");
+        if employee {
+            d.push_str(&format!("<{EX}n0> a <{EX}Employee> .\n"));
+        }
+        d
+    };
+    let rules = vec![
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Student> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Student> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}takesCourse> ?c }}"
+        ),
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Employee> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Employee> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}worksFor> ?o }}"
+        ),
+    ];
+    let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
+    let Mode::Incremental(stats) = mode else {
+        panic!("derived again: {mode:?}");
+    };
+    assert_eq!((stats.overdeleted, stats.rederived), (0, 1), "{stats:?}");
+    assert_eq!(kept, run(&data(false), &rules, Schedule::Staged, 1));
+    assert_eq!(kept.lines().count(), 2);
+}
+
+#[test]
+fn a_negating_rule_of_a_recursive_group_proves_nothing_from_asserted_facts_alone() {
+    // The same group, but a Student is a Person only if not Sad, a fact an earlier rule derives (from
+    // Grumpy). Over the asserted facts alone n0 would look not Sad, so that rule must not keep Person when
+    // "n0 a Employee" goes: Person and Employee both go, as a run from scratch finds.
+    let data = |employee: bool| -> String {
+        let mut d = format!(
+            "<{EX}n0> a <{EX}Student> .\n<{EX}n0> a <{EX}Grumpy> .\n<{EX}n0> <{EX}worksFor> <{EX}o> .\n"
+        );
+        if employee {
+            d.push_str(&format!("<{EX}n0> a <{EX}Employee> .\n"));
+        }
+        d
+    };
+    let rules = vec![
+        format!("CONSTRUCT {{ ?x a <{EX}Sad> }} WHERE {{ ?x a <{EX}Grumpy> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Student> FILTER NOT EXISTS {{ ?x a <{EX}Sad> }} }}"
+        ),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Student> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}takesCourse> ?c }}"
+        ),
+        format!("CONSTRUCT {{ ?x a <{EX}Person> }} WHERE {{ ?x a <{EX}Employee> }}"),
+        format!(
+            "CONSTRUCT {{ ?x a <{EX}Employee> }} WHERE {{ ?x a <{EX}Person> . ?x <{EX}worksFor> ?o }}"
+        ),
+    ];
+    let (kept, mode) = maintained(&data(true), &data(false), &rules, 1);
+    assert!(matches!(mode, Mode::Incremental(_)), "{mode:?}");
+    assert_eq!(kept, run(&data(false), &rules, Schedule::Staged, 1));
+    assert_eq!(kept.lines().count(), 1, "{kept}");
+    assert!(!kept.contains("Person"), "{kept}");
+}
+
 /// A ring of 80 nodes linked by `r`, without the link from `skip` to the next.
 fn ring(skip: Option<usize>) -> String {
     (0..80)

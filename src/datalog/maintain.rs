@@ -9,8 +9,9 @@
 //!                 E' ∪ (I − G) is gone; a gone fact the group derives again comes back
 //!  recursive      DRed inside the group (Gupta, Mumick and Subrahmanian, SIGMOD 1993; as in RDFox, Motik et al.,
 //!                 AAAI 2015): overdelete its candidates' consequences, rederive in one step, close forward; a
-//!                 candidate an earlier group still derives over E' ∪ (I − G) is kept and not followed (the
-//!                 Backward/Forward check, Motik et al., AAAI 2015, for support from outside the group)
+//!                 candidate an earlier group still derives over E' ∪ (I − G), or a monotone rule of the group
+//!                 derives over E' alone, is kept and not followed (the Backward/Forward check, Motik et al.,
+//!                 AAAI 2015, cut to one step over facts no deletion takes)
 //! insert       semi-naive from E⁺ over E', starting from what is left
 //! ```
 //!
@@ -607,6 +608,32 @@ fn check_bodies(
     bodies
 }
 
+/// The candidates of `checks` (rules, candidates) that one of those rules derives in one step over `store` ⊕
+/// `now`.
+fn derivable(
+    program: &Program,
+    checks: &[(&[usize], &[Quad])],
+    store: &Store,
+    now: &Overlay,
+    (options, cancel): (&Options, &Cancel),
+) -> Result<HashSet<Quad>, ExecError> {
+    let bodies = check_bodies(program, checks, store);
+    let outs = run_whole(program, &bodies, store, now, (options, cancel))?;
+    Ok(facts(outs, store.dict.end()).collect())
+}
+
+/// Whether rule `r`'s body can only gain rows as facts are added: no negation, aggregate, OPTIONAL, MINUS or
+/// LIMIT, so a row it finds over some of the facts it also finds over all of them.
+fn is_monotone(program: &Program, r: usize) -> bool {
+    fn plain(op: &Op) -> bool {
+        !matches!(
+            op,
+            Op::LeftJoin { .. } | Op::Minus { .. } | Op::Slice { .. } | Op::Group { .. }
+        ) && op.children().into_iter().all(plain)
+    }
+    !program.footprints[r].is_nonmonotone() && plain(&program.rules[r].body)
+}
+
 /// The columns of a head of constants and variables (most heads), matched with a fact by place as [`unify`]
 /// matches any head.
 fn by_place(head: &crate::rules::Head) -> Option<Columns> {
@@ -949,11 +976,13 @@ fn maintain(
     macro_rules! holding {
         ($checks:expr) => {{
             let t = Instant::now();
-            let bodies = check_bodies(program, $checks, store);
-            gone.sync_for(&reads_of(program, bodies.iter().map(|(r, _)| *r)));
-            let outs = run_whole(program, &bodies, store, &gone.now, (options, &cancel))
+            let checks: &[(&[usize], &[Quad])] = $checks;
+            gone.sync_for(&reads_of(
+                program,
+                checks.iter().flat_map(|(rules, _)| rules.iter().copied()),
+            ));
+            let found = derivable(program, checks, store, &gone.now, (options, &cancel))
                 .map_err(|_| capped_by_time(Report::default()))?;
-            let found: HashSet<Quad> = facts(outs, end).collect();
             checking += t.elapsed();
             found
         }};
@@ -1031,13 +1060,19 @@ fn maintain(
                 }
                 continue;
             }
-            // Overdelete inside the group, over the old state. A candidate that an earlier group derives in one
-            // step over the new state (whose facts are final) holds whatever the group loses: it is neither
-            // overdeleted nor followed (the Backward/Forward idea for the support from outside the group).
+            // Overdelete inside the group, over the old state. A candidate that holds whatever the group loses is
+            // neither overdeleted nor followed (the Backward/Forward algorithm's check before propagating, Motik
+            // et al., AAAI 2015, cut to one step): one an earlier group derives in one step over the new state
+            // (whose facts are final), and one a monotone rule of the group derives in one step from the asserted
+            // facts alone, which no deletion takes (a negation or aggregate would read their lack of derived
+            // facts as an absence, so those rules are left out).
             let others: Vec<usize> = done
                 .iter()
                 .copied()
                 .filter(|r| !g.rules.contains(r))
+                .collect();
+            let monotone: Vec<usize> = (g.rules.iter().copied())
+                .filter(|&r| is_monotone(program, r))
                 .collect();
             let before = gone.sorted();
             let mut frontier = before.clone();
@@ -1053,9 +1088,21 @@ fn maintain(
                 found.sort_unstable();
                 found.dedup();
                 let held = holding!(&[(&others[..], &found[..])]);
+                found.retain(|q| !held.contains(q));
+                let t = Instant::now();
+                let asserted_only = Overlay::new();
+                let proved = derivable(
+                    program,
+                    &[(&monotone[..], &found[..])],
+                    store,
+                    &asserted_only,
+                    (options, &cancel),
+                )
+                .map_err(|_| capped_by_time(Report::default()))?;
+                checking += t.elapsed();
                 frontier = found
                     .into_iter()
-                    .filter(|q| !held.contains(q) && gone.lose(*q))
+                    .filter(|q| !proved.contains(q) && gone.lose(*q))
                     .collect();
                 lost.extend(&frontier);
                 if made_left == 0 || gone.set.len() > give_up_at {
