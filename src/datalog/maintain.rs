@@ -623,13 +623,20 @@ fn derivable(
 }
 
 /// Whether rule `r`'s body can only gain rows as facts are added: no negation, aggregate, OPTIONAL, MINUS or
-/// LIMIT, so a row it finds over some of the facts it also finds over all of them.
+/// LIMIT, in its patterns or in those of its EXISTS conditions, so a row it finds over some of the facts it also
+/// finds over all of them. (Rules refuse OPTIONAL and MINUS; they are named so that this does not rest on it.)
 fn is_monotone(program: &Program, r: usize) -> bool {
     fn plain(op: &Op) -> bool {
-        !matches!(
-            op,
-            Op::LeftJoin { .. } | Op::Minus { .. } | Op::Slice { .. } | Op::Group { .. }
-        ) && op.children().into_iter().all(plain)
+        let mut exists_plain = true;
+        if let Op::Filter { expr, .. } | Op::Extend { expr, .. } = op {
+            expr.visit_exists(true, &mut |inner, _| exists_plain &= plain(inner));
+        }
+        exists_plain
+            && !matches!(
+                op,
+                Op::LeftJoin { .. } | Op::Minus { .. } | Op::Slice { .. } | Op::Group { .. }
+            )
+            && op.children().into_iter().all(plain)
     }
     !program.footprints[r].is_nonmonotone() && plain(&program.rules[r].body)
 }
