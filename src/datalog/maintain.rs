@@ -622,25 +622,6 @@ fn derivable(
     Ok(facts(outs, store.dict.end()).collect())
 }
 
-/// Whether rule `r`'s body can only gain rows as facts are added: no negation, aggregate, OPTIONAL, MINUS or
-/// LIMIT, in its patterns or in those of its EXISTS conditions, so a row it finds over some of the facts it also
-/// finds over all of them. (Rules refuse OPTIONAL and MINUS; they are named so that this does not rest on it.)
-fn is_monotone(program: &Program, r: usize) -> bool {
-    fn plain(op: &Op) -> bool {
-        let mut exists_plain = true;
-        if let Op::Filter { expr, .. } | Op::Extend { expr, .. } = op {
-            expr.visit_exists(true, &mut |inner, _| exists_plain &= plain(inner));
-        }
-        exists_plain
-            && !matches!(
-                op,
-                Op::LeftJoin { .. } | Op::Minus { .. } | Op::Slice { .. } | Op::Group { .. }
-            )
-            && op.children().into_iter().all(plain)
-    }
-    !program.footprints[r].is_nonmonotone() && plain(&program.rules[r].body)
-}
-
 /// The columns of a head of constants and variables (most heads), matched with a fact by place as [`unify`]
 /// matches any head.
 fn by_place(head: &crate::rules::Head) -> Option<Columns> {
@@ -1078,9 +1059,12 @@ fn maintain(
                 .copied()
                 .filter(|r| !g.rules.contains(r))
                 .collect();
+            // Rules refuse OPTIONAL, MINUS and LIMIT (`rules::validate`): a body reads an absence only through a
+            // negation or an aggregate, which its footprint records.
             let monotone: Vec<usize> = (g.rules.iter().copied())
-                .filter(|&r| is_monotone(program, r))
+                .filter(|&r| !program.footprints[r].is_nonmonotone())
                 .collect();
+            let asserted_only = Overlay::new();
             let before = gone.sorted();
             let mut frontier = before.clone();
             let mut lost: Vec<Quad> = Vec::new();
@@ -1097,7 +1081,6 @@ fn maintain(
                 let held = holding!(&[(&others[..], &found[..])]);
                 found.retain(|q| !held.contains(q));
                 let t = Instant::now();
-                let asserted_only = Overlay::new();
                 let proved = derivable(
                     program,
                     &[(&monotone[..], &found[..])],
