@@ -654,7 +654,8 @@ fn reason(
         }
     }
     if settings.dataflow.is_some() {
-        findings.extend(lint::dataflow_findings(&program, &texts));
+        let cluster = settings.cluster.is_some();
+        findings.extend(lint::dataflow_findings(&program, &texts, cluster));
     }
     if !findings.is_empty() {
         return Err(rule_failure(findings));
@@ -750,7 +751,10 @@ fn dataflow(
         overlay,
         asserted,
         exchanged,
+        minted,
     } = ran;
+    // The terms the run computed join the dictionary, as the in-memory engine's do after each round.
+    let overlay = minted.adopt(&mut store.dict, overlay);
     if let Some(share) = asserted {
         // A process writing its share keeps its share of the asserted facts (what --include-asserted writes).
         let mut graphs: Vec<(crate::store::TermId, Vec<crate::store::Triple>)> = Vec::new();
@@ -932,7 +936,7 @@ fn run_lint(settings: &LintSettings, progress: &Progress) -> Result<Outcome, Fai
     };
     let mut validation = lint::validate(&settings.rules, &mut store, checks);
     if settings.dataflow {
-        let found = lint::dataflow_findings(&validation.program, &validation.texts);
+        let found = lint::dataflow_findings(&validation.program, &validation.texts, false);
         validation.findings.extend(found);
     }
     if settings.deny_warnings {

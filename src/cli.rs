@@ -132,7 +132,7 @@ pub struct MaterializeArgs {
     /// memory: the planned in-memory executor (the default); dataflow: the program lowered to differential
     /// dataflow and run on --workers threads (for capacity; rules it cannot run yet are refused, see
     /// docs/scale-out.md).
-    #[arg(long, value_name = "ENGINE", default_value = "memory", conflicts_with_all = ["state", "provenance", "owl2rl", "max_iterations"])]
+    #[arg(long, value_name = "ENGINE", default_value = "memory", conflicts_with_all = ["state", "provenance", "owl2rl", "max_iterations", "schedule"])]
     pub engine: EngineArg,
 
     /// With --engine dataflow: the worker threads (default: the machine's cores).

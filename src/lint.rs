@@ -209,10 +209,14 @@ impl Validation {
 }
 
 /// An error for each construct of `program` that `--engine dataflow` does not run (see
-/// [`crate::datalog::dataflow::check`]), pointing at its rule.
-pub fn dataflow_findings(program: &crate::datalog::Program, texts: &[RuleText]) -> Vec<Finding> {
+/// [`crate::datalog::dataflow::check`]; on a `cluster` of processes), pointing at its rule.
+pub fn dataflow_findings(
+    program: &crate::datalog::Program,
+    texts: &[RuleText],
+    cluster: bool,
+) -> Vec<Finding> {
     let mut builder = Builder::new(texts);
-    crate::datalog::dataflow::check(program)
+    crate::datalog::dataflow::check(program, cluster)
         .into_iter()
         .map(|u| {
             builder.error(RuleError::EngineUnsupported {

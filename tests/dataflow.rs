@@ -16,7 +16,13 @@ use libtest_mimic::{Arguments, Failed, Trial};
 mod case;
 
 /// Options `--engine dataflow` conflicts with.
-const NOT_TAKEN: &[&str] = &["--state", "--provenance", "--owl2rl", "--max-iterations"];
+const NOT_TAKEN: &[&str] = &[
+    "--state",
+    "--provenance",
+    "--owl2rl",
+    "--max-iterations",
+    "--schedule",
+];
 
 fn cases() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/materialize");
@@ -277,6 +283,33 @@ fn main() {
                     let outcome = run(&dir, layout)?;
                     if outcome != Outcome::Same {
                         return Err(format!("{name} {layout:?}: {outcome:?}, not Same").into());
+                    }
+                }
+            }
+            Ok(())
+        },
+    ));
+    // Cases that compute terms (BIND values, aggregates) run on one process, whose workers share the computed
+    // terms, and are refused by a cluster of processes, which cannot share them yet.
+    trials.push(Trial::test(
+        "cases_named_minting_run_on_one_process_and_are_refused_by_a_cluster",
+        || {
+            let ours: Vec<(String, PathBuf)> = cases()
+                .into_iter()
+                .filter(|(name, _)| name.starts_with("minting-"))
+                .collect();
+            if ours.is_empty() {
+                return Err("no fixtures/materialize/minting-* case".into());
+            }
+            for (name, dir) in ours {
+                for (layout, want) in [
+                    (Layout::Workers(1), Outcome::Same),
+                    (Layout::Workers(2), Outcome::Same),
+                    (Layout::TwoProcesses, Outcome::Refused),
+                ] {
+                    let outcome = run(&dir, layout)?;
+                    if outcome != want {
+                        return Err(format!("{name} {layout:?}: {outcome:?}, not {want:?}").into());
                     }
                 }
             }

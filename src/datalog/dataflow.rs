@@ -15,15 +15,21 @@
 //! the dictionary), a join a
 //! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
 //! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
-//! on the shared variables, UNION a `concat`, VALUES a constant collection, a subquery's projection a `map`,
-//! DISTINCT a `distinct`, a property path the pairs it relates (closures iterated, in `dataflow/path.rs`). A row is a
-//! `Vec<u32>` as wide as the rule's variables, `u32::MAX` where unbound.
+//! on the shared variables, UNION a `concat`, VALUES a constant collection, BIND a `map` (a computed value through
+//! the evaluator), a subquery's projection a `map`, DISTINCT a `distinct`, GROUP BY and its aggregates a `reduce`,
+//! a subquery's ORDER BY nothing (with no LIMIT, which rules refuse, its order shows nowhere), a property path
+//! the pairs it relates (closures iterated, in `dataflow/path.rs`). A row is a `Vec<u32>` as wide as the rule's
+//! variables, `u32::MAX` where unbound.
 //!
 //! Terms: the workers are threads of one process and share the loaded dictionary read-only, so every worker
-//! numbers terms alike and the output is the in-memory engine's, byte for byte. What would need a new term
-//! (BIND of a computed value, blank nodes or triple terms in heads, minted reifiers) or is not lowered yet
-//! (OPTIONAL, MINUS, a triple term at a property path's end, ORDER BY / LIMIT, aggregates) is
-//! rejected up front by [`check`], never run by another engine in its place.
+//! numbers terms alike and the output is the in-memory engine's, byte for byte. A term the run computes (a BIND
+//! value, an aggregate) goes into one table the process's workers share (`dataflow/mint.rs`), and into the
+//! dictionary after the run; a cluster's processes cannot share it yet, so [`check`] refuses those rules there.
+//! An aggregate in a subquery is a `reduce` by its group keys, folding each group's rows through the executor's
+//! own accumulators. What would need a fresh term (blank nodes or triple terms in heads, minted reifiers), reads
+//! rows in an order the engines do not share (SAMPLE, GROUP_CONCAT), or is not lowered yet (OPTIONAL, MINUS, a
+//! triple term at a property path's end, LIMIT / OFFSET) is rejected up front by [`check`], never run by another
+//! engine in its place.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -47,21 +53,25 @@ use timely::dataflow::operators::{Inspect, Probe};
 use timely::progress::Timestamp;
 
 use crate::exec::ROW_UNBOUND;
+use crate::exec::aggregate::GroupState;
 use crate::exec::datetime::DateTime;
 use crate::exec::eval::{Env, Eval};
 use crate::exec::terms::Terms;
 use crate::ir::lower::TemplateTerm;
-use crate::ir::{Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId, VarSet};
+use crate::ir::{AggregateKind, Expr, GraphTerm, Op, PatternTerm, TriplePattern, VarId, VarSet};
 use crate::rules::Rule;
-use crate::store::{Dictionary, Overlay, Store, TermId, TermRef, TermSource};
+use crate::store::{Overlay, Store, TermId, TermRef, TermSource};
 
 use super::Program;
 
 mod cluster;
 mod input;
+mod mint;
 mod path;
 pub use cluster::{Cluster, WAIT};
 pub use input::{ShareError, load_share};
+use mint::Mint;
+pub use mint::Minted;
 
 /// A solution row: one cell per variable of the rule, [`UNBOUND`] where unbound.
 type Row = Vec<u32>;
@@ -257,12 +267,21 @@ pub struct Settings {
     pub keep_asserted: bool,
 }
 
-/// The constructs of `program` this engine does not run, one per rule and construct, in rule order.
-pub fn check(program: &Program) -> Vec<Unsupported> {
+/// The constructs of `program` this engine does not run, one per rule and construct, in rule order; with
+/// `cluster` (more than one process), also those that compute terms, which processes cannot share yet.
+pub fn check(program: &Program, cluster: bool) -> Vec<Unsupported> {
     let mut out = Vec::new();
-    for rule in &program.rules {
-        let mut found: Vec<&'static str> = Vec::new();
-        check_op(&rule.body, &mut found);
+    for (rule, footprint) in program.rules.iter().zip(&program.footprints) {
+        let mut walk = Walk::default();
+        check_op(&rule.body, &mut walk);
+        let mut found = walk.found;
+        if cluster && walk.computes {
+            found.push(IN_CLUSTER);
+        }
+        // A volatile function's values differ from the in-memory engine's (and from run to run).
+        if !footprint.repeatable {
+            found.push("a volatile function (RAND, UUID, STRUUID, BNODE)");
+        }
         for head in &rule.heads {
             for t in &head.terms {
                 match t {
@@ -289,7 +308,27 @@ pub fn check(program: &Program) -> Vec<Unsupported> {
     out
 }
 
-fn check_op(op: &Op, found: &mut Vec<&'static str>) {
+/// Why a cluster refuses a rule that computes terms.
+const IN_CLUSTER: &str = "BIND of a computed value or an aggregate in a cluster of processes (their computed terms cannot be shared between processes yet; one process with --workers runs them)";
+
+/// What a walk over a body found: the constructs this engine does not run, and whether the body computes terms.
+#[derive(Default)]
+struct Walk {
+    found: Vec<&'static str>,
+    computes: bool,
+}
+
+/// Whether any rule of `program` computes terms (a BIND of a computed value, an aggregate).
+fn computes_terms(program: &Program) -> bool {
+    program.rules.iter().any(|rule| {
+        let mut walk = Walk::default();
+        check_op(&rule.body, &mut walk);
+        walk.computes
+    })
+}
+
+fn check_op(op: &Op, walk: &mut Walk) {
+    let found = &mut walk.found;
     match op {
         Op::Empty | Op::Unit | Op::Values { .. } => {}
         // A triple term in a pattern matches the triple terms the facts name (decoded by the dictionary every
@@ -309,51 +348,73 @@ fn check_op(op: &Op, found: &mut Vec<&'static str>) {
         // named graphs that have facts).
         Op::GraphName(GraphTerm::Named(_) | GraphTerm::Var(_)) => {}
         Op::GraphName(GraphTerm::Default) => found.push("GRAPH over the default graph"),
-        Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| check_op(o, found)),
+        Op::Join(ops) | Op::Union(ops) => ops.iter().for_each(|o| check_op(o, walk)),
         Op::LeftJoin { .. } => found.push("OPTIONAL"),
         Op::Minus { .. } => found.push("MINUS"),
         Op::Filter { input, expr } => {
-            check_op(input, found);
-            check_filter(expr, &input.vars(), found);
+            check_op(input, walk);
+            check_filter(expr, &input.vars(), walk);
         }
+        // A computed value is interned into the run's shared table (`mint`).
         Op::Extend { input, expr, .. } => {
-            check_op(input, found);
+            check_op(input, walk);
             if !matches!(expr, Expr::Var(_) | Expr::Const(_)) {
-                found.push("BIND of a computed value (it may need a new term)");
+                walk.computes = true;
+                if expr.has_exists() {
+                    walk.found.push("EXISTS inside BIND");
+                }
             }
         }
-        Op::Project { input, .. } | Op::Distinct(input) | Op::Reduced(input) => {
-            check_op(input, found)
+        // ORDER BY without LIMIT (rules refuse LIMIT and OFFSET) orders nothing that shows (see `Cx::rows`).
+        Op::Project { input, .. }
+        | Op::Distinct(input)
+        | Op::Reduced(input)
+        | Op::OrderBy { input, .. } => check_op(input, walk),
+        Op::Slice { .. } => found.push("LIMIT or OFFSET in a subquery"),
+        Op::Group {
+            input, aggregates, ..
+        } => {
+            // SAMPLE and GROUP_CONCAT take the rows in the order they come, which differs between the engines.
+            if (aggregates.iter()).any(|(_, a)| {
+                matches!(
+                    a.kind,
+                    AggregateKind::Sample | AggregateKind::GroupConcat { .. }
+                )
+            }) {
+                found
+                    .push("SAMPLE or GROUP_CONCAT (their values depend on the order rows come in)");
+            }
+            if (aggregates.iter()).any(|(_, a)| a.expr.as_ref().is_some_and(Expr::has_exists)) {
+                found.push("EXISTS inside an aggregate");
+            }
+            walk.computes = true;
+            check_op(input, walk);
         }
-        Op::OrderBy { .. } | Op::Slice { .. } => {
-            found.push("ORDER BY, LIMIT or OFFSET in a subquery")
-        }
-        Op::Group { .. } => found.push("an aggregate (GROUP BY) in a subquery"),
     }
 }
 
 /// A FILTER's condition: `(NOT) EXISTS { p }` whole, or a conjunction of such and of conditions without EXISTS
 /// (each conjunct a filter of its own, see [`conjunction`]).
 /// `outer`: the variables of the rows filtered.
-fn check_filter(expr: &Expr, outer: &VarSet, found: &mut Vec<&'static str>) {
+fn check_filter(expr: &Expr, outer: &VarSet, walk: &mut Walk) {
     match (exists_of(expr), conjunction(expr)) {
         (Some((inner, _)), _) => {
-            check_op(inner, found);
+            check_op(inner, walk);
             // The pattern runs on its own and meets the outer rows on the variables both bind: a filter or BIND
             // inside it that reads another variable of the outer row (`EXISTS { FILTER (?x = 2) }`) would see
             // it unbound.
             let reads = inner.mentioned_vars().intersection(outer);
             if !reads.is_subset(&inner.certain_vars()) {
-                found.push(
+                walk.found.push(
                     "EXISTS whose FILTER or BIND reads a variable of the outer row that its patterns do not bind",
                 );
             }
         }
         (None, Some((a, b))) => {
-            check_filter(a, outer, found);
-            check_filter(b, outer, found);
+            check_filter(a, outer, walk);
+            check_filter(b, outer, walk);
         }
-        (None, None) if expr.has_exists() => found.push(
+        (None, None) if expr.has_exists() => walk.found.push(
             "EXISTS inside a FILTER expression other than a conjunction (only FILTER (NOT) EXISTS, alone or joined by &&)",
         ),
         (None, None) => {}
@@ -391,6 +452,8 @@ struct Cx<'s, T: Timestamp + Lattice> {
     unit: VecCollection<'s, T, (), isize>,
     store: Arc<Store>,
     env: Rc<Env>,
+    /// The terms the run computes, when its program computes any.
+    mint: Option<Arc<Mint>>,
 }
 
 impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
@@ -398,8 +461,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
     fn new(
         facts: VecCollection<'s, T, Q, isize>,
         unit: VecCollection<'s, T, (), isize>,
-        store: Arc<Store>,
-        env: Rc<Env>,
+        (store, env, mint): (Arc<Store>, Rc<Env>, Option<Arc<Mint>>),
         (members, reads): (&[usize], &[Vec<u32>]),
     ) -> Self {
         let mut preds: Vec<u32> = members
@@ -434,6 +496,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             unit,
             store,
             env,
+            mint,
         }
     }
 
@@ -446,11 +509,11 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     PatternTerm::Const(p) => self.by_predicate.get(&p.0),
                     _ => None,
                 };
-                let (tp, store) = (tp.clone(), self.store.clone());
+                let (tp, names) = (tp.clone(), self.names());
                 source
                     .unwrap_or(&self.facts)
                     .clone()
-                    .flat_map(move |q| match_pattern(&tp, q, width, &store.dict))
+                    .flat_map(move |q| match_pattern(&tp, q, width, &names))
             }
             Op::Join(ops) => {
                 let mut acc: Option<(VecCollection<'s, T, Row, isize>, VarSet, VarSet)> = None;
@@ -534,6 +597,15 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 let store = self.store.clone();
                 let env = self.env.clone();
                 let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
+                if let Some(mint) = self.mint.clone() {
+                    // Rows may hold computed terms: evaluated over the shared table.
+                    return rows.filter(move |r| {
+                        let mut row = buffer.borrow_mut();
+                        row.clear();
+                        row.extend(r.iter().map(|&t| TermId(t)));
+                        mint.test(&env, &expr, &row)
+                    });
+                }
                 rows.filter(move |r| {
                     let mut row = buffer.borrow_mut();
                     row.clear();
@@ -547,17 +619,85 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     eval.test(&expr, &row, 0)
                 })
             }
+            // bind(row, v, e) :- row, value = eval(e, row), (row[v] unbound ; row[v] = value).
+            // An expression that errs leaves `v` unbound, as the executor's `Extend`.
             Op::Extend { input, var, expr } => {
                 let (var, value) = (var.index(), expr.clone());
-                self.rows(input, width).map(move |mut r| {
-                    r[var] = match &value {
-                        Expr::Const(c) => c.0,
-                        Expr::Var(v) => r[v.index()],
-                        _ => unreachable!("check rejects computed BIND"),
+                let (mint, env) = (self.mint.clone(), self.env.clone());
+                let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
+                self.rows(input, width).flat_map(move |mut r| {
+                    let id = match &value {
+                        Expr::Const(c) => Some(c.0),
+                        Expr::Var(v) => Some(r[v.index()]).filter(|&t| t != UNBOUND),
+                        computed => {
+                            let mint = mint
+                                .as_ref()
+                                .expect("a program that computes terms has a mint");
+                            let mut row = buffer.borrow_mut();
+                            row.clear();
+                            row.extend(r.iter().map(|&t| TermId(t)));
+                            mint.bind(&env, computed, &row).map(|t| t.0)
+                        }
                     };
-                    r
+                    match id {
+                        Some(id) if r[var] != UNBOUND && r[var] != id => None,
+                        Some(id) => {
+                            r[var] = id;
+                            Some(r)
+                        }
+                        None => Some(r),
+                    }
                 })
             }
+            // group(k, aggregates(rows of k)) :- the input's rows, grouped by the key variables' cells; with no
+            // keys one group, even over no rows (COUNT 0), seeded by the one unit row. Each group's rows are folded
+            // through the executor's own accumulators (`aggregate::GroupState`), a row as often as it occurs.
+            Op::Group {
+                input,
+                keys,
+                aggregates,
+            } => {
+                let mint = (self.mint.clone()).expect("a program with aggregates has a mint");
+                let env = self.env.clone();
+                let key_cells: Vec<usize> = keys.iter().map(|v| v.index()).collect();
+                let aggregates = aggregates.clone();
+                let mut keyed = self
+                    .rows(input, width)
+                    .map(move |r| (key_of(&r, &key_cells), Some(r)));
+                if keys.is_empty() {
+                    keyed = keyed.concat(self.unit.clone().map(|()| (Vec::new(), None)));
+                }
+                let key_vars: Vec<usize> = keys.iter().map(|v| v.index()).collect();
+                keyed
+                    .reduce(move |key: &Row, rows: &[(&Option<Row>, isize)], out| {
+                        let mut group = GroupState::new(&aggregates);
+                        let mut cells = vec![ROW_UNBOUND; width];
+                        for &i in &key_vars {
+                            cells[i] = ROW_UNBOUND;
+                        }
+                        for (&k, &i) in key.iter().zip(&key_vars) {
+                            cells[i] = TermId(k);
+                        }
+                        let done = mint.with(|terms| {
+                            let mut row: Vec<TermId> = Vec::with_capacity(width);
+                            for (r, n) in rows {
+                                let Some(r) = r else { continue };
+                                row.clear();
+                                row.extend(r.iter().map(|&t| TermId(t)));
+                                for _ in 0..*n {
+                                    group.add((terms, &env), &aggregates, &row, 0);
+                                }
+                            }
+                            group.finish(terms, &aggregates, &mut cells);
+                            cells
+                        });
+                        out.push((done.iter().map(|t| t.0).collect::<Row>(), 1));
+                    })
+                    .map(|(_, row)| row)
+            }
+            // A subquery's ORDER BY orders a bag that is joined or grouped next: with no LIMIT (rules refuse it)
+            // and no order-sensitive aggregate (`check` refuses SAMPLE and GROUP_CONCAT), the order shows nowhere.
+            Op::OrderBy { input, .. } => self.rows(input, width),
             Op::Project { input, vars } => {
                 let keep: Vec<usize> = vars.iter().map(|v| v.index()).collect();
                 self.rows(input, width).map(move |r| {
@@ -600,9 +740,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             Op::GraphName(GraphTerm::Default)
             | Op::LeftJoin { .. }
             | Op::Minus { .. }
-            | Op::OrderBy { .. }
-            | Op::Slice { .. }
-            | Op::Group { .. } => unreachable!("check rejects {op:?}"),
+            | Op::Slice { .. } => unreachable!("check rejects {op:?}"),
         }
     }
 
@@ -619,7 +757,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             .iter()
             .map(|h| (h.terms.clone(), h.graph.unwrap_or(TermId::DEFAULT_GRAPH).0))
             .collect();
-        let store = self.store.clone();
+        let names = self.names();
         self.rows(&rule.body, width).flat_map(move |r| {
             let mut out: Vec<Q> = Vec::with_capacity(heads.len());
             for (terms, g) in &heads {
@@ -634,10 +772,8 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     continue;
                 };
                 // Subjects are IRIs or blank nodes, predicates IRIs (as `query::instantiate` checks).
-                let dict = &store.dict;
-                if !matches!(dict.term(TermId(s)), TermRef::Iri(_) | TermRef::Blank(_))
-                    || !matches!(dict.term(TermId(p)), TermRef::Iri(_))
-                {
+                let subject = names.term(s, |t| matches!(t, TermRef::Iri(_) | TermRef::Blank(_)));
+                if !subject || !names.term(p, |t| matches!(t, TermRef::Iri(_))) {
                     continue;
                 }
                 out.push([*g, s, p, o]);
@@ -647,13 +783,39 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
     }
 }
 
+/// The terms facts and rows name: the dictionary's, and those the run computes when it computes any.
+#[derive(Clone)]
+struct Names {
+    store: Arc<Store>,
+    mint: Option<Arc<Mint>>,
+}
+
+impl Names {
+    /// `f` of the term `id` names.
+    fn term<R>(&self, id: u32, f: impl FnOnce(TermRef<'_>) -> R) -> R {
+        match &self.mint {
+            Some(mint) => mint.term(TermId(id), f),
+            None => f(self.store.dict.term(TermId(id))),
+        }
+    }
+}
+
+impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
+    fn names(&self) -> Names {
+        Names {
+            store: self.store.clone(),
+            mint: self.mint.clone(),
+        }
+    }
+}
+
+/// The cells of `vars` in `row`, as a key.
+fn key_of(row: &[u32], vars: &[usize]) -> Row {
+    vars.iter().map(|&i| row[i]).collect()
+}
+
 /// The row of a triple pattern over one quad, if it matches.
-fn match_pattern(
-    tp: &TriplePattern,
-    [g, s, p, o]: Q,
-    width: usize,
-    dict: &Dictionary,
-) -> Option<Row> {
+fn match_pattern(tp: &TriplePattern, [g, s, p, o]: Q, width: usize, names: &Names) -> Option<Row> {
     let mut row = vec![UNBOUND; width];
     let graph_ok = match tp.graph {
         GraphTerm::Default => g == TermId::DEFAULT_GRAPH.0,
@@ -661,7 +823,7 @@ fn match_pattern(
         GraphTerm::Var(v) => g != TermId::DEFAULT_GRAPH.0 && bind_var(v, g, &mut row),
     };
     (graph_ok
-        && (tp.terms.iter().zip([s, p, o])).all(|(t, value)| bind_term(t, value, &mut row, dict)))
+        && (tp.terms.iter().zip([s, p, o])).all(|(t, value)| bind_term(t, value, &mut row, names)))
     .then_some(row)
 }
 
@@ -677,15 +839,17 @@ fn bind_var(v: VarId, value: u32, row: &mut Row) -> bool {
 /// Matches a pattern's term against `value`: a constant must be it, a variable takes it (or must agree), a
 /// triple term `<<( s p o )>>` matches a triple term whose parts match `s`, `p` and `o` (nested ones too).
 // bind(<<( s p o )>>, v) :- v = <<( a b c )>>, bind(s, a), bind(p, b), bind(o, c).
-fn bind_term(t: &PatternTerm, value: u32, row: &mut Row, dict: &Dictionary) -> bool {
+fn bind_term(t: &PatternTerm, value: u32, row: &mut Row, names: &Names) -> bool {
     match t {
         PatternTerm::Const(c) => c.0 == value,
         PatternTerm::Var(v) => bind_var(*v, value, row),
-        PatternTerm::Triple(parts) => match dict.term(TermId(value)) {
-            TermRef::Triple(ids) => {
-                (parts.iter().zip(ids)).all(|(t, id)| bind_term(t, id.0, row, dict))
-            }
-            _ => false,
+        // The parts first, then each matched: a computed term's parts are read under the table's lock.
+        PatternTerm::Triple(parts) => match names.term(value, |t| match t {
+            TermRef::Triple(ids) => Some(ids),
+            _ => None,
+        }) {
+            Some(ids) => (parts.iter().zip(ids)).all(|(t, id)| bind_term(t, id.0, row, names)),
+            None => false,
         },
     }
 }
@@ -839,6 +1003,8 @@ pub struct Ran {
     pub asserted: Option<Vec<Q>>,
     /// What was sent.
     pub exchanged: Exchanged,
+    /// The terms the run computed, which `overlay`'s facts may name: [`Minted::adopt`] interns them.
+    pub minted: Minted,
 }
 
 /// Runs `program` over `store`'s asserted facts on `settings.workers` threads (of this process, and of the
@@ -916,6 +1082,10 @@ pub fn materialize(
     let late: Arc<Mutex<Option<(u32, u64)>>> = Arc::new(Mutex::new(None));
     let max_facts = settings.max_facts;
     let counter = max_facts.map(|_| Counter::new(store.clone(), counted.clone()));
+    // The terms the run computes (BIND values, aggregates), in one table the workers share; a cluster's
+    // processes could not share it, and `check` refuses these constructs there.
+    let mint: Option<Arc<Mint>> =
+        computes_terms(program).then(|| Arc::new(Mint::new(store.clone())));
     let in_cluster = settings.cluster.is_some();
     let owner =
         (max_facts.is_some() && in_cluster).then(|| Counter::new(store.clone(), owned.clone()));
@@ -982,6 +1152,7 @@ pub fn materialize(
     cluster::keep_worker_panics();
     let config = timely::WorkerConfig::default();
     let ending = ended.clone();
+    let mints = mint.clone();
     let guards = timely::execute::execute_from(builders, links, config, move |worker| {
         // Declared first, dropped last: after the dataflow, before timely drops the worker's links.
         let mut ending = ending.ending(in_cluster);
@@ -994,6 +1165,7 @@ pub fn materialize(
             (owned, sums),
         ) = shared.clone();
         let (counter, owner, monotone) = (counter.clone(), owner.clone(), monotone.clone());
+        let mint = mints.clone();
         // Each worker evaluates with its own environment (it caches regexes; not shared between threads).
         let env = Rc::new(Env::new(now, None));
         let (index, peers) = (worker.index(), worker.peers());
@@ -1015,8 +1187,7 @@ pub fn materialize(
                     Cx::new(
                         facts.clone(),
                         unit.clone(),
-                        store.clone(),
-                        env.clone(),
+                        (store.clone(), env.clone(), mint.clone()),
                         (&flat, &reads),
                     )
                 });
@@ -1028,6 +1199,7 @@ pub fn materialize(
                     if *recursive {
                         // x = distinct(rules(G, facts ∪ x)), from x = ∅: iterated on differences (semi-naive).
                         let (unit, store, env) = (unit.clone(), store.clone(), env.clone());
+                        let mint = mint.clone();
                         let (rules, group, base) = (rules.clone(), group.clone(), facts.clone());
                         let reads = reads.clone();
                         let (counter, owner, monotone) =
@@ -1036,8 +1208,7 @@ pub fn materialize(
                             let cx = Cx::new(
                                 base.enter(inner).concat(x),
                                 unit.enter(inner),
-                                store,
-                                env,
+                                (store, env, mint),
                                 (&group, &reads),
                             );
                             let mut out = cx.rows_none();
@@ -1327,10 +1498,14 @@ pub fn materialize(
             return Err(DataflowError::MaxFacts { derived, max });
         }
     }
+    let minted = Minted::of(mint).ok_or_else(|| DataflowError::Failed {
+        reason: "a worker still held the computed terms after the run".to_owned(),
+    })?;
     Ok(Ran {
         overlay,
         asserted: shares.then_some(share_asserted),
         exchanged,
+        minted,
     })
 }
 
@@ -1365,6 +1540,7 @@ fn split_run(
         overlay,
         asserted: settings.keep_asserted.then_some(asserted),
         exchanged,
+        minted: Minted::default(),
     })
 }
 
@@ -1375,7 +1551,11 @@ mod tests {
     /// `rules` (SPARQL, with the `:` prefix) over `data` (Turtle, with the `:` prefix), checked.
     fn setup(data: &str, rules: &[&str]) -> (Program, Arc<Store>) {
         let (program, store) = crate::datalog::test_program(data, rules);
-        assert!(check(&program).is_empty(), "{:?}", check(&program));
+        assert!(
+            check(&program, false).is_empty(),
+            "{:?}",
+            check(&program, false)
+        );
         (program, Arc::new(store))
     }
 
@@ -1561,22 +1741,56 @@ mod tests {
                 "CONSTRUCT { ?x :q ?n } WHERE { ?x :p ?y BIND(STR(?y) AS ?n) }",
                 &mut store,
             ),
+            rule(
+                "count",
+                "CONSTRUCT { ?x :q ?n } WHERE { { SELECT ?x (COUNT(?y) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x } }",
+                &mut store,
+            ),
+            rule(
+                "sample",
+                "CONSTRUCT { ?x :q ?n } WHERE { { SELECT ?x (SAMPLE(?y) AS ?n) WHERE { ?x :p ?y } GROUP BY ?x } }",
+                &mut store,
+            ),
+            rule(
+                "random",
+                "CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y FILTER(RAND() < 2) }",
+                &mut store,
+            ),
         ]);
-        let found: Vec<(String, &str)> = check(&program)
-            .into_iter()
-            .map(|u| (u.rule, u.construct))
-            .collect();
+        let found = |cluster| -> Vec<(String, &str)> {
+            check(&program, cluster)
+                .into_iter()
+                .map(|u| (u.rule, u.construct))
+                .collect()
+        };
+        let path = (
+            "path-to-a-triple-term".to_owned(),
+            "a triple term at a property path's end",
+        );
+        let sample = (
+            "sample".to_owned(),
+            "SAMPLE or GROUP_CONCAT (their values depend on the order rows come in)",
+        );
+        let random = (
+            "random".to_owned(),
+            "a volatile function (RAND, UUID, STRUUID, BNODE)",
+        );
+        // One process computes terms (BIND, COUNT) in its workers' shared table.
         assert_eq!(
-            found,
+            found(false),
+            vec![path.clone(), sample.clone(), random.clone()]
+        );
+        // A cluster's processes cannot share them.
+        let cluster = |id: &str| (id.to_owned(), IN_CLUSTER);
+        assert_eq!(
+            found(true),
             vec![
-                (
-                    "path-to-a-triple-term".to_owned(),
-                    "a triple term at a property path's end"
-                ),
-                (
-                    "bind".to_owned(),
-                    "BIND of a computed value (it may need a new term)"
-                ),
+                path,
+                cluster("bind"),
+                cluster("count"),
+                sample,
+                cluster("sample"),
+                random,
             ]
         );
     }

@@ -10,7 +10,8 @@ use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
 use crate::ir::{Aggregate, AggregateKind, NumOp, VarId};
 use crate::store::TermId;
 
-use super::eval::{Eval, arith, as_num, intern_value};
+use super::eval::{Env, Eval, arith, as_num, intern_value};
+use super::terms::Terms;
 use super::value::{self, Num, Value, str_of};
 use super::{Context, ROW_UNBOUND, Rows, State};
 
@@ -40,10 +41,99 @@ impl Acc {
     }
 }
 
-struct Group {
+/// One group's accumulators: the aggregates' running values, the values each `DISTINCT` aggregate has seen, and
+/// the rows `COUNT(DISTINCT *)` has counted. The executor's GROUP BY and the dataflow engine's `reduce` both
+/// fold rows through it, so the two compute every aggregate alike.
+pub struct GroupState {
     accs: Vec<Acc>,
     seen: Vec<Option<HashSet<TermId>>>,
     counted_rows: HashSet<Vec<TermId>>,
+}
+
+impl GroupState {
+    /// A group that has seen no row (what an empty input with no GROUP BY keys gives: `COUNT` 0, `SUM` 0, …).
+    pub fn new(aggregates: &[(VarId, Aggregate)]) -> Self {
+        Self {
+            accs: aggregates.iter().map(|(_, a)| Acc::new(&a.kind)).collect(),
+            seen: aggregates
+                .iter()
+                .map(|(_, a)| a.distinct.then(HashSet::new))
+                .collect(),
+            counted_rows: HashSet::new(),
+        }
+    }
+
+    /// Folds one row into the group: each aggregate's argument evaluated over it (its value interned into
+    /// `terms`; an error leaves the argument unbound, as SPARQL's aggregates skip errors).
+    pub fn add(
+        &mut self,
+        (terms, env): (&mut Terms<'_>, &Env),
+        aggregates: &[(VarId, Aggregate)],
+        row: &[TermId],
+        i: usize,
+    ) {
+        let mut labels = |terms: &mut Terms<'_>, _: String| terms.fresh_blank();
+        for (a, (_, agg)) in aggregates.iter().enumerate() {
+            let value = match &agg.expr {
+                None => None,
+                Some(e) => {
+                    let ev = Eval {
+                        terms,
+                        env,
+                        exists: &[],
+                    };
+                    let v = ev.eval(e, row, i).map(Value::into_owned);
+                    v.map(|v| intern_value(terms, v, &mut labels))
+                }
+            };
+            if agg.kind == AggregateKind::CountAll {
+                if agg.distinct {
+                    // COUNT(DISTINCT *): distinct solutions.
+                    if self.counted_rows.insert(row.to_vec()) {
+                        if let Acc::Count(n) = &mut self.accs[a] {
+                            *n += 1;
+                        }
+                    }
+                } else if let Acc::Count(n) = &mut self.accs[a] {
+                    *n += 1;
+                }
+                continue;
+            }
+            if let (Some(v), Some(seen)) = (value, &mut self.seen[a]) {
+                if !seen.insert(v) {
+                    continue;
+                }
+            }
+            accumulate(terms, &mut self.accs[a], value, &agg.kind);
+        }
+    }
+
+    /// The aggregates' values, each into its variable's cell of `row` (an aggregate that erred leaves its cell
+    /// as it was: unbound).
+    pub fn finish(
+        self,
+        terms: &mut Terms<'_>,
+        aggregates: &[(VarId, Aggregate)],
+        row: &mut [TermId],
+    ) {
+        let mut labels = |terms: &mut Terms<'_>, _: String| terms.fresh_blank();
+        for ((var, _), acc) in aggregates.iter().zip(self.accs) {
+            let value: Option<Value<'static>> = match acc {
+                Acc::Count(n) => Some(Value::Num(Num::Int(n))),
+                Acc::Sum(s) => s.map(Value::Num),
+                Acc::Avg(s, n) => match (s, n) {
+                    (Some(_), 0) => Some(Value::Num(Num::Int(0))),
+                    (Some(s), n) => arith(NumOp::Div, s, Num::Int(n)).map(Value::Num),
+                    (None, _) => None,
+                },
+                Acc::Min(t) | Acc::Max(t) | Acc::Sample(t) => t.map(Value::Term),
+                Acc::Concat(s, _) => s.map(|s| Value::Str(Cow::Owned(s))),
+            };
+            if let Some(v) = value {
+                row[var.index()] = intern_value(terms, v, &mut labels);
+            }
+        }
+    }
 }
 
 /// Groups `rows` by `keys` and computes `aggregates`; appends one row per group to `out`.
@@ -59,21 +149,12 @@ pub fn group(
     let key_width = keys.len().max(1);
     let mut key_rows = Rows::new(key_width);
     let mut table: HashTable<usize> = HashTable::new();
-    let mut groups: Vec<Group> = Vec::new();
-    let new_group = || Group {
-        accs: aggregates.iter().map(|(_, a)| Acc::new(&a.kind)).collect(),
-        seen: aggregates
-            .iter()
-            .map(|(_, a)| a.distinct.then(HashSet::new))
-            .collect(),
-        counted_rows: HashSet::new(),
-    };
+    let mut groups: Vec<GroupState> = Vec::new();
     if keys.is_empty() {
         key_rows.push(&[ROW_UNBOUND]);
-        groups.push(new_group());
+        groups.push(GroupState::new(aggregates));
     }
     let mut key = vec![ROW_UNBOUND; key_width];
-    let mut labels = |terms: &mut super::terms::Terms<'_>, _: String| terms.fresh_blank();
     for i in 0..rows.len() {
         let row = rows.row(i);
         let g = if keys.is_empty() {
@@ -88,46 +169,13 @@ pub fn group(
                 None => {
                     let gi = groups.len();
                     key_rows.push(&key);
-                    groups.push(new_group());
+                    groups.push(GroupState::new(aggregates));
                     table.insert_unique(h, gi, |&gj| hasher.hash_one(key_rows.row(gj)));
                     gi
                 }
             }
         };
-        for (a, (_, agg)) in aggregates.iter().enumerate() {
-            let value = match &agg.expr {
-                None => None,
-                Some(e) => {
-                    let ev = Eval {
-                        terms: &st.terms,
-                        env: &cx.env,
-                        exists: &[],
-                    };
-                    let v = ev.eval(e, row, i).map(Value::into_owned);
-                    v.map(|v| intern_value(&mut st.terms, v, &mut labels))
-                }
-            };
-            let group = &mut groups[g];
-            if agg.kind == AggregateKind::CountAll {
-                if agg.distinct {
-                    // COUNT(DISTINCT *): distinct solutions.
-                    if group.counted_rows.insert(row.to_vec()) {
-                        if let Acc::Count(n) = &mut group.accs[a] {
-                            *n += 1;
-                        }
-                    }
-                } else if let Acc::Count(n) = &mut group.accs[a] {
-                    *n += 1;
-                }
-                continue;
-            }
-            if let (Some(v), Some(seen)) = (value, &mut group.seen[a]) {
-                if !seen.insert(v) {
-                    continue;
-                }
-            }
-            accumulate(&st.terms, &mut group.accs[a], value, &agg.kind);
-        }
+        groups[g].add((&mut st.terms, &cx.env), aggregates, row, i);
     }
     for (gi, group) in groups.into_iter().enumerate() {
         let mut row = vec![ROW_UNBOUND; out.width()];
@@ -136,23 +184,7 @@ pub fn group(
                 row[v.index()] = key_rows.row(gi)[k];
             }
         }
-        for ((var, agg), acc) in aggregates.iter().zip(group.accs) {
-            let value: Option<Value<'static>> = match acc {
-                Acc::Count(n) => Some(Value::Num(Num::Int(n))),
-                Acc::Sum(s) => s.map(Value::Num),
-                Acc::Avg(s, n) => match (s, n) {
-                    (Some(_), 0) => Some(Value::Num(Num::Int(0))),
-                    (Some(s), n) => arith(NumOp::Div, s, Num::Int(n)).map(Value::Num),
-                    (None, _) => None,
-                },
-                Acc::Min(t) | Acc::Max(t) | Acc::Sample(t) => t.map(Value::Term),
-                Acc::Concat(s, _) => s.map(|s| Value::Str(Cow::Owned(s))),
-            };
-            let _ = agg;
-            if let Some(v) = value {
-                row[var.index()] = intern_value(&mut st.terms, v, &mut labels);
-            }
-        }
+        group.finish(&mut st.terms, aggregates, &mut row);
         out.push(&row);
     }
 }

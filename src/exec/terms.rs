@@ -19,6 +19,22 @@ impl<'a> Terms<'a> {
         }
     }
 
+    /// The computed terms `local` (a dictionary [`Dictionary::extending`] `main`) over `main` again: an
+    /// execution's terms carried from one evaluation to the next ([`Terms::into_local`]).
+    pub fn resume(main: &'a Dictionary, local: Dictionary) -> Self {
+        debug_assert_eq!(
+            local.base(),
+            main.end(),
+            "local terms extend the main dictionary"
+        );
+        Self { main, local }
+    }
+
+    /// The computed terms, to [`Terms::resume`] later.
+    pub fn into_local(self) -> Dictionary {
+        self.local
+    }
+
     /// The shared dictionary.
     pub fn main(&self) -> &'a Dictionary {
         self.main

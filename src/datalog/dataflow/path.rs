@@ -127,14 +127,13 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             };
             pairs = pairs.concat(identity);
         }
-        let (subject, object, store) = (subject.clone(), object.clone(), self.store.clone());
+        let (subject, object, names) = (subject.clone(), object.clone(), self.names());
         pairs.distinct().flat_map(move |(x, y)| {
             let mut row = vec![UNBOUND; width];
-            let dict = &store.dict;
             let ((g, x), (_, y)) = (within.parts(x), within.parts(y));
             (graph_var.is_none_or(|v| bind_var(v, g, &mut row))
-                && bind_term(&subject, x, &mut row, dict)
-                && bind_term(&object, y, &mut row, dict))
+                && bind_term(&subject, x, &mut row, &names)
+                && bind_term(&object, y, &mut row, &names))
             .then_some(row)
         })
     }
