@@ -430,12 +430,14 @@ fn conjunction(expr: &Expr) -> Option<(&Expr, &Expr)> {
     }
 }
 
-/// `FILTER EXISTS { p }` (`true`) or `FILTER NOT EXISTS { p }` (`false`).
+/// `FILTER EXISTS { p }` (`true`) or `FILTER NOT EXISTS { p }` (`false`), under any number of double negations.
 fn exists_of(expr: &Expr) -> Option<(&Op, bool)> {
     match expr {
         Expr::Exists(p) => Some((p, true)),
         Expr::Not(e) => match &**e {
             Expr::Exists(p) => Some((p, false)),
+            // !!e is e where e cannot err, as EXISTS cannot.
+            Expr::Not(e) => exists_of(e),
             _ => None,
         },
         _ => None,
@@ -448,7 +450,9 @@ struct Cx<'s, T: Timestamp + Lattice> {
     facts: VecCollection<'s, T, Q, isize>,
     /// The facts of each predicate a pattern of the scope names: one pass routes every fact to its predicate's
     /// collection, so that a pattern with a constant predicate reads only its facts instead of all of them.
-    by_predicate: HashMap<u32, VecCollection<'s, T, Q, isize>>,
+    /// Ordered: every worker must build the same operators in the same order (a map iterated in another order
+    /// on each worker would connect one worker's operator to another's).
+    by_predicate: std::collections::BTreeMap<u32, VecCollection<'s, T, Q, isize>>,
     unit: VecCollection<'s, T, (), isize>,
     store: Arc<Store>,
     env: Rc<Env>,
@@ -470,7 +474,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             .collect();
         preds.sort_unstable();
         preds.dedup();
-        let mut by_predicate = HashMap::new();
+        let mut by_predicate = std::collections::BTreeMap::new();
         if !preds.is_empty() {
             let index: HashMap<u32, u64> = (preds.iter().enumerate())
                 .map(|(i, &p)| (p, i as u64))
@@ -661,7 +665,10 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 let env = self.env.clone();
                 let key_cells: Vec<usize> = keys.iter().map(|v| v.index()).collect();
                 let aggregates = aggregates.clone();
+                // Over the facts as a set, as the executor reads them: a fact two stages derive is twice in
+                // the collection, which no pattern elsewhere minds (heads are sets), but COUNT and SUM would.
                 let mut keyed = self
+                    .as_set(input)
                     .rows(input, width)
                     .map(move |r| (key_of(&r, &key_cells), Some(r)));
                 if keys.is_empty() {
@@ -744,6 +751,26 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
         }
     }
 
+    /// This scope over its facts as a set, for `op` (an aggregate's input): each predicate's facts made distinct,
+    /// and all facts too when `op` reads facts of any predicate (a variable predicate, a path, a graph's name).
+    fn as_set(&self, op: &Op) -> Self {
+        let facts = if reads_any_predicate(op) {
+            self.facts.clone().distinct()
+        } else {
+            self.facts.clone()
+        };
+        Cx {
+            facts,
+            by_predicate: (self.by_predicate.iter())
+                .map(|(&p, c)| (p, c.clone().distinct()))
+                .collect(),
+            unit: self.unit.clone(),
+            store: self.store.clone(),
+            env: self.env.clone(),
+            mint: self.mint.clone(),
+        }
+    }
+
     /// No facts.
     fn rows_none(&self) -> VecCollection<'s, T, Q, isize> {
         self.unit.clone().flat_map(|()| None::<Q>)
@@ -806,6 +833,32 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             store: self.store.clone(),
             mint: self.mint.clone(),
         }
+    }
+}
+
+/// Whether lowering `op` reads the scope's facts of every predicate, not only its predicates' collections: a
+/// pattern with a variable predicate, a property path (its zero-length steps, its negated sets), a graph's name.
+fn reads_any_predicate(op: &Op) -> bool {
+    match op {
+        Op::Empty | Op::Unit | Op::Values { .. } => false,
+        Op::Pattern(tp) => !matches!(tp.terms[1], PatternTerm::Const(_)),
+        Op::Path { .. } | Op::GraphName(_) => true,
+        Op::Join(ops) | Op::Union(ops) => ops.iter().any(reads_any_predicate),
+        Op::Filter { input, expr } => {
+            let mut inner = false;
+            expr.visit_exists(true, &mut |p, _| inner |= reads_any_predicate(p));
+            inner || reads_any_predicate(input)
+        }
+        Op::LeftJoin { left, right, .. } | Op::Minus { left, right } => {
+            reads_any_predicate(left) || reads_any_predicate(right)
+        }
+        Op::Extend { input, .. }
+        | Op::Project { input, .. }
+        | Op::Distinct(input)
+        | Op::Reduced(input)
+        | Op::OrderBy { input, .. }
+        | Op::Slice { input, .. }
+        | Op::Group { input, .. } => reads_any_predicate(input),
     }
 }
 
