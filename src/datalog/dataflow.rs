@@ -28,8 +28,8 @@
 //! An aggregate in a subquery is a `reduce` by its group keys, folding each group's rows through the executor's
 //! own accumulators. What would need a fresh term (blank nodes or triple terms in heads, minted reifiers), reads
 //! rows in an order the engines do not share (SAMPLE, GROUP_CONCAT), or is not lowered yet (OPTIONAL, MINUS, a
-//! triple term at a property path's end, LIMIT / OFFSET) is rejected up front by [`check`], never run by another
-//! engine in its place.
+//! triple term at an end of a path that may take a zero-length step, LIMIT / OFFSET) is rejected up front by
+//! [`check`], never run by another engine in its place.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -334,14 +334,22 @@ fn check_op(op: &Op, walk: &mut Walk) {
         // A triple term in a pattern matches the triple terms the facts name (decoded by the dictionary every
         // process holds): nothing is minted.
         Op::Pattern(_) => {}
+        // A triple term at an end matches the ends of the pairs the path relates, part by part. A zero-length
+        // step from one is refused: the executor takes it from the term when the row binds its parts first
+        // (as from a constant) and from the graph's nodes when not (as from a variable), so which one depends
+        // on its plan.
         Op::Path {
-            subject, object, ..
+            subject,
+            object,
+            path,
+            ..
         } => {
-            if [subject, object]
-                .iter()
-                .any(|t| matches!(t, PatternTerm::Triple(_)))
+            if crate::exec::path::nullable(path)
+                && [subject, object]
+                    .iter()
+                    .any(|t| matches!(t, PatternTerm::Triple(_)))
             {
-                found.push("a triple term at a property path's end");
+                found.push("a triple term at an end of a property path that may take a zero-length step (*, ?)");
             }
         }
         // `GRAPH <g> { … }`: whether that graph has facts; `GRAPH ?g` ranges over the dataset's names (the
@@ -1781,6 +1789,11 @@ mod tests {
             ),
             rule(
                 "path-to-a-triple-term",
+                "CONSTRUCT { ?x :q ?s } WHERE { ?x :p* <<( ?s :b :c )>> }",
+                &mut store,
+            ),
+            rule(
+                "plus-to-a-triple-term",
                 "CONSTRUCT { ?x :q ?s } WHERE { ?x :p+ <<( ?s :b :c )>> }",
                 &mut store,
             ),
@@ -1818,7 +1831,7 @@ mod tests {
         };
         let path = (
             "path-to-a-triple-term".to_owned(),
-            "a triple term at a property path's end",
+            "a triple term at an end of a property path that may take a zero-length step (*, ?)",
         );
         let sample = (
             "sample".to_owned(),
