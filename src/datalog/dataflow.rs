@@ -15,7 +15,8 @@
 //! the dictionary), a join a
 //! `join_map` keyed by the variables both sides always bind (the others are checked for compatibility after),
 //! FILTER a `filter` calling the executor's own expression evaluator, `FILTER (NOT) EXISTS` a semijoin or antijoin
-//! on the shared variables, UNION a `concat`, VALUES a constant collection, BIND a `map` (a computed value through
+//! on the outer row's variables the pattern mentions (the pattern seeded with the outer rows' values when a
+//! FILTER of it reads them), UNION a `concat`, VALUES a constant collection, BIND a `map` (a computed value through
 //! the evaluator), a subquery's projection a `map`, DISTINCT a `distinct`, GROUP BY and its aggregates a `reduce`,
 //! a subquery's ORDER BY nothing (with no LIMIT, which rules refuse, its order shows nowhere), a property path
 //! the pairs it relates (closures iterated, in `dataflow/path.rs`). A row is a `Vec<u32>` as wide as the rule's
@@ -26,8 +27,9 @@
 //! value, an aggregate) goes into one table the process's workers share (`dataflow/mint.rs`), and into the
 //! dictionary after the run; a cluster's processes cannot share it yet, so [`check`] refuses those rules there.
 //! An aggregate in a subquery is a `reduce` by its group keys, folding each group's rows through the executor's
-//! own accumulators. What would need a fresh term (blank nodes or triple terms in heads, minted reifiers), reads
-//! rows in an order the engines do not share (SAMPLE, GROUP_CONCAT), or is not lowered yet (OPTIONAL, MINUS, a
+//! own accumulators; a head's triple terms and minted reifiers are made in the same table. What would number
+//! fresh terms in the workers' order (blank nodes in heads), reads rows in an order the engines do not share
+//! (SAMPLE, GROUP_CONCAT), or is not lowered yet (OPTIONAL, MINUS, a
 //! triple term at an end of a path that may take a zero-length step, LIMIT / OFFSET) is rejected up front by
 //! [`check`], never run by another engine in its place.
 
@@ -274,6 +276,9 @@ pub fn check(program: &Program, cluster: bool) -> Vec<Unsupported> {
     for (rule, footprint) in program.rules.iter().zip(&program.footprints) {
         let mut walk = Walk::default();
         check_op(&rule.body, &mut walk);
+        for head in &rule.heads {
+            walk.computes |= !is_plain(&head.terms);
+        }
         let mut found = walk.found;
         if cluster && walk.computes {
             found.push(IN_CLUSTER);
@@ -282,17 +287,11 @@ pub fn check(program: &Program, cluster: bool) -> Vec<Unsupported> {
         if !footprint.repeatable {
             found.push("a volatile function (RAND, UUID, STRUUID, BNODE)");
         }
-        for head in &rule.heads {
-            for t in &head.terms {
-                match t {
-                    TemplateTerm::Const(_) | TemplateTerm::Var(_) => {}
-                    TemplateTerm::Blank(_) => found.push("a blank node in a rule head"),
-                    TemplateTerm::Triple(_) => found.push("a triple term in a rule head"),
-                    TemplateTerm::Reifier(_) => {
-                        found.push("an annotated rule head (a minted reifier)")
-                    }
-                }
-            }
+        // A head's triple terms and minted reifiers are made in the shared table, as computed values are; a
+        // blank node would be numbered in the order workers make them, which shows in the output (rules refuse
+        // blank nodes in heads, `rules::head_blank_node`: this is a second guard).
+        if (rule.heads.iter()).any(|h| h.terms.iter().any(has_blank)) {
+            found.push("a blank node in a rule head");
         }
         let mut seen = Vec::new();
         for construct in found {
@@ -308,8 +307,12 @@ pub fn check(program: &Program, cluster: bool) -> Vec<Unsupported> {
     out
 }
 
+/// How many variables an EXISTS pattern mentions that its outer rows may leave unbound, at most: its rows are
+/// split by which of them are bound, one part each (2 to that power).
+const MAYBE_BOUND: usize = 4;
+
 /// Why a cluster refuses a rule that computes terms.
-const IN_CLUSTER: &str = "BIND of a computed value or an aggregate in a cluster of processes (their computed terms cannot be shared between processes yet; one process with --workers runs them)";
+const IN_CLUSTER: &str = "a computed term (a BIND value, an aggregate, a triple term or minted reifier in a head) in a cluster of processes (computed terms cannot be shared between processes yet; one process with --workers runs them)";
 
 /// What a walk over a body found: the constructs this engine does not run, and whether the body computes terms.
 #[derive(Default)]
@@ -318,13 +321,24 @@ struct Walk {
     computes: bool,
 }
 
-/// Whether any rule of `program` computes terms (a BIND of a computed value, an aggregate).
+/// Whether any rule of `program` computes terms (a BIND of a computed value, an aggregate, a head's triple term
+/// or minted reifier).
 fn computes_terms(program: &Program) -> bool {
     program.rules.iter().any(|rule| {
         let mut walk = Walk::default();
         check_op(&rule.body, &mut walk);
-        walk.computes
+        walk.computes || rule.heads.iter().any(|h| !is_plain(&h.terms))
     })
+}
+
+/// Whether a head term is, or holds, a blank node.
+fn has_blank(t: &TemplateTerm) -> bool {
+    match t {
+        TemplateTerm::Blank(_) => true,
+        TemplateTerm::Const(_) | TemplateTerm::Var(_) => false,
+        TemplateTerm::Triple(parts) => parts.iter().any(has_blank),
+        TemplateTerm::Reifier(minted) => minted.edge.iter().any(has_blank),
+    }
 }
 
 fn check_op(op: &Op, walk: &mut Walk) {
@@ -361,7 +375,7 @@ fn check_op(op: &Op, walk: &mut Walk) {
         Op::Minus { .. } => found.push("MINUS"),
         Op::Filter { input, expr } => {
             check_op(input, walk);
-            check_filter(expr, &input.vars(), walk);
+            check_filter(expr, (&input.certain_vars(), &input.vars()), walk);
         }
         // A computed value is interned into the run's shared table (`mint`).
         Op::Extend { input, expr, .. } => {
@@ -404,17 +418,19 @@ fn check_op(op: &Op, walk: &mut Walk) {
 /// A FILTER's condition: `(NOT) EXISTS { p }` whole, or a conjunction of such and of conditions without EXISTS
 /// (each conjunct a filter of its own, see [`conjunction`]).
 /// `outer`: the variables of the rows filtered.
-fn check_filter(expr: &Expr, outer: &VarSet, walk: &mut Walk) {
+fn check_filter(expr: &Expr, outer: (&VarSet, &VarSet), walk: &mut Walk) {
     match (exists_of(expr), conjunction(expr)) {
         (Some((inner, _)), _) => {
             check_op(inner, walk);
-            // The pattern runs on its own and meets the outer rows on the variables both bind: a filter or BIND
-            // inside it that reads another variable of the outer row (`EXISTS { FILTER (?x = 2) }`) would see
-            // it unbound.
-            let reads = inner.mentioned_vars().intersection(outer);
-            if !reads.is_subset(&inner.certain_vars()) {
+            // The outer rows are split by which of the variables the pattern mentions they may leave unbound
+            // (`Cx::exists`): one part per subset.
+            let (certain, possible) = outer;
+            let maybe = (inner.mentioned_vars().intersection(possible).iter())
+                .filter(|v| !certain.contains(*v))
+                .count();
+            if maybe > MAYBE_BOUND {
                 walk.found.push(
-                    "EXISTS whose FILTER or BIND reads a variable of the outer row that its patterns do not bind",
+                    "EXISTS over more than 4 variables that the outer row may leave unbound (bind them in every branch, or split the rule)",
                 );
             }
         }
@@ -566,100 +582,13 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                     .collect();
                 self.unit.clone().flat_map(move |()| table.clone())
             }
-            // filter(a && b) = filter(b) ∘ filter(a), when EXISTS is in it.
-            Op::Filter { input, expr }
-                if exists_of(expr).is_none() && conjunction(expr).is_some() =>
-            {
-                let (a, b) = conjunction(expr).expect("a conjunction");
-                let first = Op::Filter {
-                    input: input.clone(),
-                    expr: a.clone(),
-                };
-                let then = Op::Filter {
-                    input: Box::new(first),
-                    expr: b.clone(),
-                };
-                self.rows(&then, width)
-            }
             Op::Filter { input, expr } => {
                 let rows = self.rows(input, width);
-                if let Some((inner, keep)) = exists_of(expr) {
-                    let shared: Vec<VarId> = input
-                        .certain_vars()
-                        .intersection(&inner.certain_vars())
-                        .iter()
-                        .collect();
-                    // The pattern's rows, by the shared variables; the other variables it binds are its own (an
-                    // EXISTS pattern sees the outer row only through the shared ones, as the executor seeds it).
-                    let keys = self
-                        .rows(inner, width)
-                        .map({
-                            let shared = shared.clone();
-                            move |r| key(&r, &shared)
-                        })
-                        .distinct();
-                    let keyed = rows.map(move |r| (key(&r, &shared), r));
-                    return if keep {
-                        keyed.semijoin(keys).map(|(_, r)| r)
-                    } else {
-                        keyed.antijoin(keys).map(|(_, r)| r)
-                    };
-                }
-                let expr = expr.clone();
-                let store = self.store.clone();
-                let env = self.env.clone();
-                let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
-                if let Some(mint) = self.mint.clone() {
-                    // Rows may hold computed terms: evaluated over the shared table.
-                    return rows.filter(move |r| {
-                        let mut row = buffer.borrow_mut();
-                        row.clear();
-                        row.extend(r.iter().map(|&t| TermId(t)));
-                        mint.test(&env, &expr, &row)
-                    });
-                }
-                rows.filter(move |r| {
-                    let mut row = buffer.borrow_mut();
-                    row.clear();
-                    row.extend(r.iter().map(|&t| TermId(t)));
-                    let terms = Terms::new(&store.dict);
-                    let eval = Eval {
-                        terms: &terms,
-                        env: &env,
-                        exists: &[],
-                    };
-                    eval.test(&expr, &row, 0)
-                })
+                self.filtered(rows, (&input.certain_vars(), &input.vars()), expr, width)
             }
-            // bind(row, v, e) :- row, value = eval(e, row), (row[v] unbound ; row[v] = value).
-            // An expression that errs leaves `v` unbound, as the executor's `Extend`.
             Op::Extend { input, var, expr } => {
-                let (var, value) = (var.index(), expr.clone());
-                let (mint, env) = (self.mint.clone(), self.env.clone());
-                let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
-                self.rows(input, width).flat_map(move |mut r| {
-                    let id = match &value {
-                        Expr::Const(c) => Some(c.0),
-                        Expr::Var(v) => Some(r[v.index()]).filter(|&t| t != UNBOUND),
-                        computed => {
-                            let mint = mint
-                                .as_ref()
-                                .expect("a program that computes terms has a mint");
-                            let mut row = buffer.borrow_mut();
-                            row.clear();
-                            row.extend(r.iter().map(|&t| TermId(t)));
-                            mint.bind(&env, computed, &row).map(|t| t.0)
-                        }
-                    };
-                    match id {
-                        Some(id) if r[var] != UNBOUND && r[var] != id => None,
-                        Some(id) => {
-                            r[var] = id;
-                            Some(r)
-                        }
-                        None => Some(r),
-                    }
-                })
+                let rows = self.rows(input, width);
+                self.extended(rows, *var, expr, width)
             }
             // group(k, aggregates(rows of k)) :- the input's rows, grouped by the key variables' cells; with no
             // keys one group, even over no rows (COUNT 0), seeded by the one unit row. Each group's rows are folded
@@ -759,6 +688,203 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
         }
     }
 
+    // bind(row, v, e) :- row, value = eval(e, row), (row[v] unbound ; row[v] = value).
+    // An expression that errs leaves `v` unbound, as the executor's `Extend`.
+    fn extended(
+        &self,
+        rows: VecCollection<'s, T, Row, isize>,
+        var: VarId,
+        expr: &Expr,
+        width: usize,
+    ) -> VecCollection<'s, T, Row, isize> {
+        let (var, value) = (var.index(), expr.clone());
+        let (mint, env) = (self.mint.clone(), self.env.clone());
+        let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
+        rows.flat_map(move |mut r| {
+            let id = match &value {
+                Expr::Const(c) => Some(c.0),
+                Expr::Var(v) => Some(r[v.index()]).filter(|&t| t != UNBOUND),
+                computed => {
+                    let mint = mint
+                        .as_ref()
+                        .expect("a program that computes terms has a mint");
+                    let mut row = buffer.borrow_mut();
+                    row.clear();
+                    row.extend(r.iter().map(|&t| TermId(t)));
+                    mint.bind(&env, computed, &row).map(|t| t.0)
+                }
+            };
+            match id {
+                Some(id) if r[var] != UNBOUND && r[var] != id => None,
+                Some(id) => {
+                    r[var] = id;
+                    Some(r)
+                }
+                None => Some(r),
+            }
+        })
+    }
+
+    /// `FILTER (expr)` over `rows`, whose certain and possible variables are `vars`: a conjunction with EXISTS in
+    /// it as one filter after the other (filter(a && b) = filter(b) ∘ filter(a)), `(NOT) EXISTS` as a semijoin
+    /// (antijoin), any other condition through the executor's evaluator.
+    fn filtered(
+        &self,
+        rows: VecCollection<'s, T, Row, isize>,
+        vars: (&VarSet, &VarSet),
+        expr: &Expr,
+        width: usize,
+    ) -> VecCollection<'s, T, Row, isize> {
+        if exists_of(expr).is_none() {
+            if let Some((a, b)) = conjunction(expr) {
+                let first = self.filtered(rows, vars, a, width);
+                return self.filtered(first, vars, b, width);
+            }
+        }
+        if let Some((inner, keep)) = exists_of(expr) {
+            return self.exists(rows, vars, (inner, keep), width);
+        }
+        let expr = expr.clone();
+        let store = self.store.clone();
+        let env = self.env.clone();
+        let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
+        if let Some(mint) = self.mint.clone() {
+            // Rows may hold computed terms: evaluated over the shared table.
+            return rows.filter(move |r| {
+                let mut row = buffer.borrow_mut();
+                row.clear();
+                row.extend(r.iter().map(|&t| TermId(t)));
+                mint.test(&env, &expr, &row)
+            });
+        }
+        rows.filter(move |r| {
+            let mut row = buffer.borrow_mut();
+            row.clear();
+            row.extend(r.iter().map(|&t| TermId(t)));
+            let terms = Terms::new(&store.dict);
+            let eval = Eval {
+                terms: &terms,
+                env: &env,
+                exists: &[],
+            };
+            eval.test(&expr, &row, 0)
+        })
+    }
+
+    /// `FILTER (NOT) EXISTS { inner }` (`keep`: EXISTS) over `rows`, whose certain and possible variables are
+    /// `(certain, possible)`. The pattern sees each outer row's values (SPARQL's substitution, as the executor
+    /// seeds it with the row): rows that leave some of the variables it mentions unbound go apart, one part per
+    /// set of those bound (`maybe`, at most [`MAYBE_BOUND`] of them), each with those variables certain.
+    fn exists(
+        &self,
+        rows: VecCollection<'s, T, Row, isize>,
+        (certain, possible): (&VarSet, &VarSet),
+        (inner, keep): (&Op, bool),
+        width: usize,
+    ) -> VecCollection<'s, T, Row, isize> {
+        let mentioned = inner.mentioned_vars();
+        let maybe: Vec<VarId> = (mentioned.intersection(possible).iter())
+            .filter(|v| !certain.contains(*v))
+            .collect();
+        if maybe.is_empty() {
+            return self.exists_over(rows, certain, (inner, keep), width);
+        }
+        let mut out = self.rows(&Op::Empty, width);
+        for bound in 0..1u32 << maybe.len() {
+            let cells: Vec<(usize, bool)> = (maybe.iter().enumerate())
+                .map(|(i, v)| (v.index(), bound >> i & 1 == 1))
+                .collect();
+            let part = rows
+                .clone()
+                .filter(move |r| cells.iter().all(|&(c, b)| (r[c] != UNBOUND) == b));
+            let mut these = certain.clone();
+            for (i, v) in maybe.iter().enumerate() {
+                if bound >> i & 1 == 1 {
+                    these.insert(*v);
+                }
+            }
+            out = out.concat(self.exists_over(part, &these, (inner, keep), width));
+        }
+        out
+    }
+
+    /// [`Cx::exists`] over rows that bind every variable of `certain`. When every one of them the pattern mentions
+    /// is one it always binds, the pattern runs on its own and meets the rows on those; otherwise (a FILTER of
+    /// the pattern reads one) it runs seeded with the rows' distinct values of them ([`Cx::rows_seeded`]).
+    // exists(row) :- key(row, S) ∈ { key(r, S) | r ∈ inner seeded with { key(row', S) | row' } },
+    //                S = the certain variables the pattern mentions.
+    fn exists_over(
+        &self,
+        rows: VecCollection<'s, T, Row, isize>,
+        certain: &VarSet,
+        (inner, keep): (&Op, bool),
+        width: usize,
+    ) -> VecCollection<'s, T, Row, isize> {
+        let reads = inner.mentioned_vars().intersection(certain);
+        let shared: Vec<VarId> = reads.iter().collect();
+        let found = if reads.is_subset(&inner.certain_vars()) {
+            self.rows(inner, width)
+        } else {
+            let cells = shared.clone();
+            let seed = (rows.clone())
+                .map(move |r| {
+                    let mut s = vec![UNBOUND; width];
+                    for v in &cells {
+                        s[v.index()] = r[v.index()];
+                    }
+                    s
+                })
+                .distinct();
+            self.rows_seeded(inner, (&seed, &reads), width)
+        };
+        let keys = found
+            .map({
+                let shared = shared.clone();
+                move |r| key(&r, &shared)
+            })
+            .distinct();
+        let keyed = rows.map(move |r| (key(&r, &shared), r));
+        if keep {
+            keyed.semijoin(keys).map(|(_, r)| r)
+        } else {
+            keyed.antijoin(keys).map(|(_, r)| r)
+        }
+    }
+
+    /// The rows of `op` met by `seed`'s rows (which bind exactly `vars`), as the executor runs an EXISTS pattern
+    /// from the outer rows: `op`'s top FILTERs read the joined rows (so they see the seed's values), and
+    /// everything below them is evaluated on its own and joined (SPARQL's bottom-up join: a BIND or a nested
+    /// group's FILTER sees only its own group's variables; the planner seeds an operand only where that gives
+    /// the same rows, `plan::planner::seedable`).
+    // seeded(FILTER(p, e), σ) = FILTER(seeded(p, σ), e)        seeded(p, σ) = σ ⋈ p  otherwise
+    fn rows_seeded(
+        &self,
+        op: &Op,
+        (seed, vars): (&VecCollection<'s, T, Row, isize>, &VarSet),
+        width: usize,
+    ) -> VecCollection<'s, T, Row, isize> {
+        let with = |set: VarSet| {
+            let mut set = set;
+            set.extend(vars);
+            set
+        };
+        match op {
+            Op::Filter { input, expr } => {
+                let rows = self.rows_seeded(input, (seed, vars), width);
+                let certain = with(input.certain_vars());
+                self.filtered(rows, (&certain, &with(input.vars())), expr, width)
+            }
+            other => join(
+                seed.clone(),
+                vars,
+                vars,
+                self.rows(other, width),
+                &other.certain_vars(),
+                &other.vars(),
+            ),
+        }
+    }
+
     /// This scope over its facts as a set, for `op` (an aggregate's input): each predicate's facts made distinct,
     /// and all facts too when `op` reads facts of any predicate (a variable predicate, a path, a graph's name).
     fn as_set(&self, op: &Op) -> Self {
@@ -793,9 +919,27 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             .map(|h| (h.terms.clone(), h.graph.unwrap_or(TermId::DEFAULT_GRAPH).0))
             .collect();
         let names = self.names();
+        let buffer: RefCell<Vec<TermId>> = RefCell::new(Vec::with_capacity(width));
         self.rows(&rule.body, width).flat_map(move |r| {
             let mut out: Vec<Q> = Vec::with_capacity(heads.len());
             for (terms, g) in &heads {
+                // A triple term or a minted reifier (an annotated head): instantiated as the in-memory engine
+                // does (`query::instantiate`), its term from the shared table.
+                if !is_plain(terms) {
+                    let mint = names
+                        .mint
+                        .as_ref()
+                        .expect("a head that makes terms has a mint");
+                    let mut row = buffer.borrow_mut();
+                    row.clear();
+                    row.extend(r.iter().map(|&t| TermId(t)));
+                    let made =
+                        mint.with(|t| crate::query::instantiate(t, terms, &row, &mut Vec::new()));
+                    if let Some([s, p, o]) = made {
+                        out.push([*g, s.0, p.0, o.0]);
+                    }
+                    continue;
+                }
                 let cell = |t: &TemplateTerm| match t {
                     TemplateTerm::Const(c) => Some(c.0),
                     TemplateTerm::Var(v) => Some(r[v.index()]).filter(|&x| x != UNBOUND),
@@ -816,6 +960,11 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
             out
         })
     }
+}
+
+/// Whether a head's terms are constants and variables only.
+fn is_plain(terms: &[TemplateTerm; 3]) -> bool {
+    (terms.iter()).all(|t| matches!(t, TemplateTerm::Const(_) | TemplateTerm::Var(_)))
 }
 
 /// The terms facts and rows name: the dictionary's, and those the run computes when it computes any.
@@ -1822,6 +1971,11 @@ mod tests {
                 "CONSTRUCT { ?x :q ?y } WHERE { ?x :p ?y FILTER(RAND() < 2) }",
                 &mut store,
             ),
+            rule(
+                "triple-head",
+                "CONSTRUCT { :log :saw <<( ?x :p ?y )>> } WHERE { ?x :p ?y }",
+                &mut store,
+            ),
         ]);
         let found = |cluster| -> Vec<(String, &str)> {
             check(&program, cluster)
@@ -1841,7 +1995,7 @@ mod tests {
             "random".to_owned(),
             "a volatile function (RAND, UUID, STRUUID, BNODE)",
         );
-        // One process computes terms (BIND, COUNT) in its workers' shared table.
+        // One process computes terms (BIND, COUNT, a head's triple term) in its workers' shared table.
         assert_eq!(
             found(false),
             vec![path.clone(), sample.clone(), random.clone()]
@@ -1857,6 +2011,7 @@ mod tests {
                 sample,
                 cluster("sample"),
                 random,
+                cluster("triple-head"),
             ]
         );
     }

@@ -524,6 +524,13 @@ impl Explainer<'_> {
                 let replayed = (|| -> Result<(), ExecError> {
                     // A short replay ends within one batch, before the executor looks at the deadline.
                     this.cancel.check()?;
+                    // Only what the body always binds is seeded (see `seed_certain`): `produces` then compares
+                    // the body's own values with the fact.
+                    let certain = rule.body.certain_vars();
+                    let seed: Vec<(VarId, TermId)> = (seed.iter())
+                        .filter(|(v, _)| certain.contains(*v))
+                        .copied()
+                        .collect();
                     let replay = this.run(&rule.body, &rule.vars, &seed)?;
                     for i in 0..replay.rows.len() {
                         let row = replay.rows.row(i);
@@ -696,6 +703,37 @@ pub(super) fn seed_inside(body: &Op, values: Op) -> Op {
     match body {
         Op::Filter { input, expr } => Op::filter(seed_inside(input, values), expr.clone()),
         other => Op::join(values, other.clone()),
+    }
+}
+
+/// [`seed_inside`], seeding only the variables the body always binds: what finds the body's rows that make a
+/// given head. A join is compatible with a variable the body leaves unbound (a BIND whose expression errs, a
+/// UNION branch without it, an aggregate that errs), so a seeded value there would pass for the body's own and
+/// instantiate a head the rule never makes; unseeded, the body's own value is compared with the head's.
+pub(super) fn seed_certain(body: &Op, values: Op) -> Op {
+    seed_inside(body, bound_only(values, &body.certain_vars()))
+}
+
+/// `values` without the columns of variables outside `certain`, each row once.
+fn bound_only(values: Op, certain: &crate::ir::VarSet) -> Op {
+    let Op::Values { vars, rows } = &values else {
+        return values;
+    };
+    if vars.iter().all(|v| certain.contains(*v)) {
+        return values;
+    }
+    let keep: Vec<usize> = (0..vars.len())
+        .filter(|&i| certain.contains(vars[i]))
+        .collect();
+    let mut seen = hashbrown::HashSet::new();
+    let kept: Vec<Vec<Option<TermId>>> = rows
+        .iter()
+        .map(|row| keep.iter().map(|&i| row[i]).collect::<Vec<_>>())
+        .filter(|row| seen.insert(row.clone()))
+        .collect();
+    Op::Values {
+        vars: keep.iter().map(|&i| vars[i]).collect(),
+        rows: kept.into(),
     }
 }
 

@@ -35,7 +35,7 @@ use crate::store::overlay::sorted_quads;
 use crate::store::{Overlay, Quad, QuadStore, Store, TermId, Triple, View};
 
 use super::delta::{Columns, Place, Seeding, seeding};
-use super::explain::{seed_inside, unify};
+use super::explain::{seed_certain, unify};
 use super::fixpoint::{
     Job, JobOut, Limits, Options, change_accesses, default_triples, run_body, run_over,
 };
@@ -600,7 +600,7 @@ fn check_bodies(
                     }
                 };
                 if !rows.is_empty() {
-                    bodies.push((r, seed_inside(&rule.body, Op::Values { vars, rows })));
+                    bodies.push((r, seed_certain(&rule.body, Op::Values { vars, rows })));
                 }
             }
         }
@@ -733,7 +733,7 @@ fn equivalence(
                 [_, Const(p), _] if *p != r => {}
                 [Var(v), Const(_) | Var(_), _] => seeded.push((
                     w,
-                    seed_inside(
+                    seed_certain(
                         &rule.body,
                         Op::Values {
                             vars: vec![*v],
