@@ -172,6 +172,10 @@ fn from_state(dir: &Path, orders: Orders, progress: &Progress) -> Result<Opened,
     progress.message(&format!("opening the state {}", dir.display()));
     let (manifest, snapshot, files) = state::open(dir, orders).map_err(failure)?;
     let mut store = snapshot.store;
+    // Data read with --lenient may hold IRIs the writers must escape (the strict parsers refuse them).
+    if manifest.options.lenient {
+        store.dict.note_raw_iris();
+    }
     let (compiled, errors) = rules::compile_all(&snapshot.rules, &mut store.dict);
     if !errors.is_empty() {
         return Err(failure(StateError::Corrupt {

@@ -231,6 +231,10 @@ impl TermSource for Minted<'_> {
     fn end(&self) -> TermId {
         TermId(self.base.0 + (self.reifiers.len() + self.edges.len()) as u32)
     }
+
+    fn has_raw_iris(&self) -> bool {
+        self.terms.has_raw_iris()
+    }
 }
 
 #[cfg(test)]

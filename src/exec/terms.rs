@@ -113,4 +113,8 @@ impl TermSource for Terms<'_> {
     fn end(&self) -> TermId {
         self.local.end()
     }
+
+    fn has_raw_iris(&self) -> bool {
+        self.main.has_raw_iris()
+    }
 }

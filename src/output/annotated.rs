@@ -243,7 +243,13 @@ pub(super) fn term(
 ) {
     match dict.term(id) {
         TermRef::Iri(iri) => {
-            let full = format!("{}{}", iri.ns, iri.local);
+            // An IRI read with --lenient may hold characters IRIREF does not allow: escaped.
+            let mut full = String::new();
+            if dict.has_raw_iris() {
+                iri.write_escaped(&mut full);
+            } else {
+                iri.write_to(&mut full);
+            }
             let short = prefixes.iter().find_map(|(name, ns)| {
                 let local = full.strip_prefix(ns.as_str())?;
                 let plain = !local.is_empty()

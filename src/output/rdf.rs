@@ -506,6 +506,14 @@ fn write_lines<W: Write>(
         id: TermId,
     ) {
         match dict.term(id) {
+            // An IRI read with --lenient may hold characters IRIREF does not allow: escaped.
+            TermRef::Iri(iri) if dict.has_raw_iris() && iri.needs_escaping() => {
+                let mut escaped = String::new();
+                iri.write_escaped(&mut escaped);
+                out.push(b'<');
+                out.extend_from_slice(escaped.as_bytes());
+                out.push(b'>');
+            }
             TermRef::Iri(iri) => {
                 out.push(b'<');
                 out.extend_from_slice(iri.ns.as_bytes());
@@ -608,7 +616,12 @@ impl Buf {
         use oxrdf::{BlankNodeRef, LiteralRef, NamedNodeRef};
         match dict.term(id) {
             TermRef::Iri(iri) => {
-                iri.write_to(&mut self.text);
+                // An IRI read with --lenient may hold characters IRIREF does not allow: escaped.
+                if dict.has_raw_iris() {
+                    iri.write_escaped(&mut self.text);
+                } else {
+                    iri.write_to(&mut self.text);
+                }
                 NamedNodeRef::new_unchecked(&self.text).into()
             }
             TermRef::Blank(n) => {
@@ -637,7 +650,11 @@ impl Buf {
                 .into(),
                 LiteralKind::Typed(dt) => {
                     if let TermRef::Iri(iri) = dict.term(dt) {
-                        iri.write_to(&mut self.datatype);
+                        if dict.has_raw_iris() {
+                            iri.write_escaped(&mut self.datatype);
+                        } else {
+                            iri.write_to(&mut self.datatype);
+                        }
                     }
                     LiteralRef::new_typed_literal(
                         lexical,

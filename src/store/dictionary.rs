@@ -213,6 +213,9 @@ pub struct Dictionary {
     base: u32,
     blank_nodes: u32,
     scratch: Vec<u8>,
+    /// Whether an IRI holds a character N-Triples' IRIREF does not allow (only data read with `--lenient` can):
+    /// writers then escape it ([`crate::store::term::Iri::write_escaped`]). Set by [`Dictionary::note_raw_iris`].
+    raw_iris: bool,
 }
 
 impl Default for Dictionary {
@@ -241,6 +244,7 @@ impl Dictionary {
             base: 0,
             blank_nodes: 0,
             scratch: Vec::new(),
+            raw_iris: false,
         };
         dict.namespaces.intern(b"");
         let default_graph = dict.terms.intern(&[TAG_DEFAULT_GRAPH]);
@@ -271,6 +275,7 @@ impl Dictionary {
             base: main.end().0,
             blank_nodes: main.blank_nodes,
             scratch: Vec::new(),
+            raw_iris: false,
         }
     }
 
@@ -342,6 +347,7 @@ impl Dictionary {
             base: parts.base,
             blank_nodes: parts.blank_nodes,
             scratch: Vec::new(),
+            raw_iris: false,
         };
         dict.is_well_formed().then_some(dict)
     }
@@ -516,6 +522,16 @@ impl Dictionary {
         self.scratch.push(TAG_IRI);
         self.scratch.extend_from_slice(&ns_id.to_le_bytes());
         self.scratch.extend_from_slice(local.as_bytes());
+    }
+
+    /// Notes whether some IRI holds a character IRIREF does not allow, which writers must then escape: what data
+    /// read with `--lenient` may hold (the strict parsers, the rule parsers and IRI() refuse such IRIs). A scan
+    /// of every IRI the dictionary holds, run once after such a load.
+    pub fn note_raw_iris(&mut self) {
+        self.raw_iris = (self.base..self.end().0).any(|i| match self.get(TermId(i)) {
+            TermRef::Iri(iri) => iri.needs_escaping(),
+            _ => false,
+        });
     }
 
     /// The id of an IRI, if the dictionary has seen it.
@@ -772,6 +788,11 @@ pub trait TermSource {
     /// Decodes an id.
     fn term(&self, id: TermId) -> TermRef<'_>;
 
+    /// Whether an IRI may hold a character writers must escape ([`Dictionary::note_raw_iris`]).
+    fn has_raw_iris(&self) -> bool {
+        false
+    }
+
     /// The term as an owned oxrdf term (for writers and messages). The default graph has no term form.
     fn to_oxrdf(&self, id: TermId) -> Option<Term> {
         Some(match self.term(id) {
@@ -854,6 +875,10 @@ impl TermSource for Dictionary {
 
     fn end(&self) -> TermId {
         Dictionary::end(self)
+    }
+
+    fn has_raw_iris(&self) -> bool {
+        self.raw_iris
     }
 }
 

@@ -391,6 +391,9 @@ pub struct Loader {
     /// Whether the parsers skip IRI and language-tag validation ([`LoadOptions::lenient`] of the source being
     /// loaded; [`Loader::load_reader`] alone: off).
     lenient: bool,
+    /// Whether some source was read leniently: its IRIs may need escaping on output
+    /// ([`Dictionary::note_raw_iris`], at [`Loader::finish`]).
+    read_leniently: bool,
     /// Distinct terms [`Loader::load_reader`] stops past (`None`: as many as 32-bit ids number).
     term_limit: Option<usize>,
     /// Whether each source's line table is kept ([`Loader::keep_lines`]).
@@ -455,6 +458,7 @@ impl Loader {
         progress: &dyn LoadProgress,
     ) -> Result<(), LoadError> {
         self.lenient = options.lenient;
+        self.read_leniently |= options.lenient;
         self.table = None;
         // A file of another syntax gets a table of the facts it stated (see [`Loader::facts_since`]).
         let facts_table = self.keep_lines
@@ -745,8 +749,12 @@ impl Loader {
 
     /// Indexes everything loaded.
     pub fn finish(self) -> Store {
+        let mut dict = self.dict;
+        if self.read_leniently {
+            dict.note_raw_iris();
+        }
         Store {
-            dict: self.dict,
+            dict,
             quads: QuadStore::from_graphs(self.graphs),
             prefixes: self.prefixes,
             graphs_elsewhere: Vec::new(),

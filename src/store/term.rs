@@ -68,6 +68,25 @@ impl Iri<'_> {
         out.push_str(self.local);
     }
 
+    /// Whether the IRI holds a character N-Triples' and Turtle's IRIREF does not allow (a space or control
+    /// character, `<>"{}|^` ` and `\`), which only data read with `--lenient` can hold.
+    pub fn needs_escaping(&self) -> bool {
+        self.ns.bytes().chain(self.local.bytes()).any(not_in_iriref)
+    }
+
+    /// Writes the whole IRI into `out` (cleared first), each character IRIREF does not allow as a `\uXXXX`
+    /// escape (which IRIREF allows): what a reader, with `--lenient`, reads back as the same IRI.
+    pub fn write_escaped(&self, out: &mut String) {
+        out.clear();
+        for c in self.ns.chars().chain(self.local.chars()) {
+            if c.is_ascii() && not_in_iriref(c as u8) {
+                out.push_str(&format!("\\u{:04X}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+    }
+
     /// Compares two IRIs by their full text, without concatenating them.
     pub fn cmp_text(&self, other: &Iri<'_>) -> Ordering {
         if self.ns == other.ns {
@@ -183,9 +202,45 @@ pub mod well_known {
     }
 }
 
+/// A byte IRIREF does not allow: `[^#x00-#x20<>"{}|^`\\]` of N-Triples, Turtle and SPARQL.
+fn not_in_iriref(b: u8) -> bool {
+    b <= 0x20
+        || matches!(
+            b,
+            b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' | b'\\'
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A lenient N-Triples reader reads an escaped IRI back as the IRI; a plain IRI is written as it is.
+    #[test]
+    fn an_iri_written_escaped_reads_back_leniently_as_itself() {
+        for (ns, local) in [
+            ("http://e/", "b>c"),
+            ("http://e/a b", "\"{}|^`\\<"),
+            ("http://e/", "tab\there\u{1}"),
+            ("http://e/", "plain-ünï"),
+        ] {
+            let iri = Iri { ns, local };
+            let mut written = String::new();
+            iri.write_escaped(&mut written);
+            assert_eq!(iri.needs_escaping(), written != format!("{ns}{local}"));
+            let line = format!("<{written}> <http://e/p> <http://e/o> .\n");
+            let triple = oxttl::NTriplesParser::new()
+                .lenient()
+                .for_slice(line.as_bytes())
+                .next()
+                .expect("a triple")
+                .expect("it parses");
+            let oxrdf::NamedOrBlankNode::NamedNode(subject) = triple.subject else {
+                panic!("an IRI subject");
+            };
+            assert_eq!(subject.as_str(), format!("{ns}{local}"));
+        }
+    }
 
     #[test]
     fn split_iris_compare_like_their_full_text() {
