@@ -271,49 +271,29 @@ fn main() {
     trials.push(Trial::test(
         "cases_named_dataflow_run_with_identical_output_in_every_layout",
         || {
-            let ours: Vec<(String, PathBuf)> = cases()
-                .into_iter()
-                .filter(|(name, _)| name.starts_with("dataflow-"))
-                .collect();
-            if ours.is_empty() {
-                return Err("no fixtures/materialize/dataflow-* case".into());
-            }
-            for (name, dir) in ours {
-                for layout in [Layout::Workers(1), Layout::Workers(2), Layout::TwoProcesses] {
-                    let outcome = run(&dir, layout)?;
-                    if outcome != Outcome::Same {
-                        return Err(format!("{name} {layout:?}: {outcome:?}, not Same").into());
-                    }
-                }
-            }
-            Ok(())
+            named_cases_give(
+                "dataflow-",
+                [
+                    (Layout::Workers(1), Outcome::Same),
+                    (Layout::Workers(2), Outcome::Same),
+                    (Layout::TwoProcesses, Outcome::Same),
+                ],
+            )
         },
     ));
-    // Cases that compute terms (BIND values, aggregates) run on one process, whose workers share the computed
-    // terms, and are refused by a cluster of processes, which cannot share them yet.
+    // Cases that compute terms (BIND values, aggregates, a head's triple terms) run on one process, whose workers
+    // share the computed terms, and are refused by a cluster of processes, which cannot share them yet.
     trials.push(Trial::test(
         "cases_named_minting_run_on_one_process_and_are_refused_by_a_cluster",
         || {
-            let ours: Vec<(String, PathBuf)> = cases()
-                .into_iter()
-                .filter(|(name, _)| name.starts_with("minting-"))
-                .collect();
-            if ours.is_empty() {
-                return Err("no fixtures/materialize/minting-* case".into());
-            }
-            for (name, dir) in ours {
-                for (layout, want) in [
+            named_cases_give(
+                "minting-",
+                [
                     (Layout::Workers(1), Outcome::Same),
                     (Layout::Workers(2), Outcome::Same),
                     (Layout::TwoProcesses, Outcome::Refused),
-                ] {
-                    let outcome = run(&dir, layout)?;
-                    if outcome != want {
-                        return Err(format!("{name} {layout:?}: {outcome:?}, not {want:?}").into());
-                    }
-                }
-            }
-            Ok(())
+                ],
+            )
         },
     ));
     // A cross product of 2,000 facts makes 4M rows in one join step. Counted only after `distinct` gathered them
@@ -346,6 +326,26 @@ fn main() {
     cluster_trials(&mut trials);
     share_trials(&mut trials);
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Every `fixtures/materialize/<prefix>*` case (there must be one) gives the wanted outcome in each layout.
+fn named_cases_give(prefix: &str, wanted: [(Layout, Outcome); 3]) -> Result<(), Failed> {
+    let ours: Vec<(String, PathBuf)> = cases()
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(prefix))
+        .collect();
+    if ours.is_empty() {
+        return Err(format!("no fixtures/materialize/{prefix}* case").into());
+    }
+    for (name, dir) in ours {
+        for (layout, want) in &wanted {
+            let outcome = run(&dir, *layout)?;
+            if outcome != *want {
+                return Err(format!("{name} {layout:?}: {outcome:?}, not {want:?}").into());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A transitive closure over a chain of `n` nodes: rules, data (in `dir`).
