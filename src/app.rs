@@ -583,12 +583,17 @@ fn load_to_reason(
     control::enter(Phase::Load);
     use datalog::dataflow::ShareError;
     let budget = (deadline, reasoning.budget.timeout);
-    datalog::dataflow::load_share(sources, options, cluster, workers, budget, progress).map_err(
-        |e| match e {
-            ShareError::Load(e) => Failure::from(e),
-            ShareError::Cluster(e) => dataflow_failure(e),
-        },
-    )
+    let mut store =
+        datalog::dataflow::load_share(sources, options, cluster, workers, budget, progress)
+            .map_err(|e| match e {
+                ShareError::Load(e) => Failure::from(e),
+                ShareError::Cluster(e) => dataflow_failure(e),
+            })?;
+    // The dictionary the shares built together: its IRIs read with --lenient may need escaping on output.
+    if options.lenient {
+        store.dict.note_raw_iris();
+    }
+    Ok(store)
 }
 
 /// Reads, validates and runs the rules over `store`; the derived facts and the run's report. No rules at all is
