@@ -384,10 +384,12 @@ fn arb_layer_rule(k: u8) -> impl Strategy<Value = String> {
                 "CONSTRUCT {{ {subject} {h9} ?m . {subject} {h9} ?c }} WHERE {{ {{ SELECT {select} (AVG(?o) AS ?m) (MIN(?o) AS ?low) (COUNT(DISTINCT ?o) AS ?c) WHERE {{ ?x {a} ?o FILTER(isLiteral(?o)) }} {group} HAVING (COUNT(*) >= 0) }} }}"
             )
         }),
-        // a negation whose FILTER and BIND read the outer row
-        (pos(), low()).prop_map(move |(a, n)| format!(
-            "CONSTRUCT {{ ?x {h10} ?y }} WHERE {{ ?x {a} ?y FILTER NOT EXISTS {{ ?y {n} ?w BIND(?x AS ?v) FILTER(?w != ?v) }} }}"
-        )),
+        // a negation whose FILTER reads the outer row, and whose BIND cannot (it sees its own group only)
+        (pos(), low(), any::<bool>()).prop_map(move |(a, n, bind)| if bind {
+            format!("CONSTRUCT {{ ?x {h10} ?y }} WHERE {{ ?x {a} ?y FILTER NOT EXISTS {{ ?y {n} ?w BIND(?x AS ?v) FILTER(?w != ?v) }} }}")
+        } else {
+            format!("CONSTRUCT {{ ?x {h10} ?y }} WHERE {{ ?x {a} ?y FILTER NOT EXISTS {{ ?y {n} ?w FILTER(?w != ?x) }} }}")
+        }),
         // EXISTS over a variable one branch of a UNION binds and the other does not
         (pos(), pos(), low()).prop_map(move |(a, b, n)| format!(
             "CONSTRUCT {{ ?x {h11} ?x }} WHERE {{ {{ ?x {a} ?y }} UNION {{ ?x {b} ?z }} FILTER(isIRI(?x)) FILTER EXISTS {{ ?z {n} ?w }} }}"

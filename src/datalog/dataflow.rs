@@ -417,7 +417,7 @@ fn check_op(op: &Op, walk: &mut Walk) {
 
 /// A FILTER's condition: `(NOT) EXISTS { p }` whole, or a conjunction of such and of conditions without EXISTS
 /// (each conjunct a filter of its own, see [`conjunction`]).
-/// `outer`: the variables of the rows filtered.
+/// `outer`: the variables the rows filtered always bind, and those they may bind.
 fn check_filter(expr: &Expr, outer: (&VarSet, &VarSet), walk: &mut Walk) {
     match (exists_of(expr), conjunction(expr)) {
         (Some((inner, _)), _) => {

@@ -1191,7 +1191,7 @@ fn sort_pairs(pairs: Vec<(TermId, TermId)>, end: TermId) -> Vec<(TermId, TermId)
 /// Interns a body run's computed terms into the dictionary. A blank node the dictionary held when the run
 /// started (numbered below `shared_blanks`, inside a computed triple term, say) stays that node; one the run
 /// minted (`BNODE()`) gets a fresh node, one per label.
-fn intern_locals(
+pub(crate) fn intern_locals(
     dict: &mut crate::store::Dictionary,
     locals: Vec<(TermId, oxrdf::Term)>,
     shared_blanks: u32,

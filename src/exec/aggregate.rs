@@ -43,7 +43,8 @@ impl Acc {
 
 /// One group's accumulators: the aggregates' running values, the values each `DISTINCT` aggregate has seen, and
 /// the rows `COUNT(DISTINCT *)` has counted. The executor's GROUP BY and the dataflow engine's `reduce` both
-/// fold rows through it, so the two compute every aggregate alike.
+/// fold rows through it, so the two compute every aggregate alike over rows that come in the same order (the
+/// order differs between them: see `docs/scale-out.md`, *Computed terms*, for what that can change).
 pub struct GroupState {
     accs: Vec<Acc>,
     seen: Vec<Option<HashSet<TermId>>>,

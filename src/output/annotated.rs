@@ -292,6 +292,12 @@ pub(super) fn term(
         }
         _ => {
             if let Some(t) = dict.to_oxrdf(id) {
+                // An IRI read with --lenient may hold characters IRIREF does not allow: escaped.
+                let t = if dict.has_raw_iris() {
+                    super::rdf::escaped_iris(t)
+                } else {
+                    t
+                };
                 text.push_str(&t.to_string());
             }
         }

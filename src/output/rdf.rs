@@ -664,13 +664,51 @@ impl Buf {
                 }
             },
             TermRef::Triple(_) => {
-                let Some(Term::Triple(t)) = dict.to_oxrdf(id) else {
+                let Some(mut term) = dict.to_oxrdf(id) else {
+                    unreachable!("a triple term")
+                };
+                if dict.has_raw_iris() {
+                    term = escaped_iris(term);
+                }
+                let Term::Triple(t) = term else {
                     unreachable!("a triple term")
                 };
                 oxrdf::TermRef::Triple(self.triple.insert(*t))
             }
             TermRef::DefaultGraph => unreachable!("the default graph is not a term"),
         }
+    }
+}
+
+/// `term` with the characters IRIREF does not allow escaped in each of its IRIs (a datatype's, a triple term's
+/// parts'): what data read with `--lenient` may hold ([`crate::store::Dictionary::note_raw_iris`]).
+pub(crate) fn escaped_iris(term: Term) -> Term {
+    use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Triple};
+    let iri = |n: NamedNode| NamedNode::new_unchecked(crate::store::term::escape_iri(n.as_str()));
+    match term {
+        Term::NamedNode(n) => Term::NamedNode(iri(n)),
+        // A typed literal's datatype (a simple or language-tagged literal's is built in).
+        Term::Literal(l) if l.language().is_none() && l.datatype() != oxrdf::vocab::xsd::STRING => {
+            let dt = iri(l.datatype().into_owned());
+            Term::Literal(Literal::new_typed_literal(l.value(), dt))
+        }
+        Term::Triple(t) => {
+            let Triple {
+                subject,
+                predicate,
+                object,
+            } = *t;
+            let subject = match subject {
+                NamedOrBlankNode::NamedNode(n) => NamedOrBlankNode::NamedNode(iri(n)),
+                other => other,
+            };
+            Term::Triple(Box::new(Triple::new(
+                subject,
+                iri(predicate),
+                escaped_iris(object),
+            )))
+        }
+        other => other,
     }
 }
 

@@ -79,11 +79,7 @@ impl Iri<'_> {
     pub fn write_escaped(&self, out: &mut String) {
         out.clear();
         for c in self.ns.chars().chain(self.local.chars()) {
-            if c.is_ascii() && not_in_iriref(c as u8) {
-                out.push_str(&format!("\\u{:04X}", c as u32));
-            } else {
-                out.push(c);
-            }
+            push_escaped(out, c);
         }
     }
 
@@ -200,6 +196,24 @@ pub mod well_known {
         XSD_TIME = 16: "http://www.w3.org/2001/XMLSchema#time",
         XSD_DAY_TIME_DURATION = 17: "http://www.w3.org/2001/XMLSchema#dayTimeDuration",
     }
+}
+
+/// `c`, or its `\\uXXXX` escape when IRIREF does not allow it.
+fn push_escaped(out: &mut String, c: char) {
+    if c.is_ascii() && not_in_iriref(c as u8) {
+        out.push_str(&format!("\\u{:04X}", c as u32));
+    } else {
+        out.push(c);
+    }
+}
+
+/// An IRI's text with the characters IRIREF does not allow escaped ([`Iri::write_escaped`] for a whole IRI).
+pub fn escape_iri(iri: &str) -> String {
+    let mut out = String::with_capacity(iri.len());
+    for c in iri.chars() {
+        push_escaped(&mut out, c);
+    }
+    out
 }
 
 /// A byte IRIREF does not allow: `[^#x00-#x20<>"{}|^`\\]` of N-Triples, Turtle and SPARQL.

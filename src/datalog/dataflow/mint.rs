@@ -1,5 +1,6 @@
-//! This module defines the terms a dataflow run computes (BIND values, aggregates): one table that the worker
-//! threads of a process share, extending the loaded dictionary, and interned into it after the run.
+//! This module defines the terms a dataflow run computes (BIND values, aggregates, a head's triple terms and
+//! minted reifiers): one table that the worker threads of a process share, extending the loaded dictionary, and
+//! interned into it after the run.
 //!
 //! ```text
 //! id(t) = the dictionary's id of t, if it has t;  else t's id in the shared table (from the dictionary's end)
@@ -124,17 +125,11 @@ impl Minted {
         }
         let first = self.0[0].0;
         debug_assert_eq!(first, dict.end(), "computed terms extend the dictionary");
-        let mut blank = crate::store::dictionary::blank_scope();
-        let ids: Vec<TermId> = (self.0.iter())
-            .map(|(_, t)| dict.intern_term(t.as_ref(), &mut blank))
-            .collect();
-        let rename = |t: TermId| {
-            if t >= first {
-                ids[(t.0 - first.0) as usize]
-            } else {
-                t
-            }
-        };
+        // As the in-memory engine interns a round's computed terms: a blank node of the dictionary (inside a
+        // computed triple term) stays that node.
+        let shared_blanks = dict.blank_count();
+        let map = crate::datalog::fixpoint::intern_locals(dict, self.0, shared_blanks);
+        let rename = |t: TermId| map.get(&t).copied().unwrap_or(t);
         let mut quads = overlay.into_quads();
         for q in &mut quads {
             *q = q.map(rename);
