@@ -617,10 +617,6 @@ fn apply(
         .collect();
     minus.sort_unstable();
     let ids = load::import(&mut dict, &added.dict, &names.join(", "))?;
-    // IRIs the change set brought, read with --lenient, may need escaping on output.
-    if crate::store::TermSource::has_raw_iris(&added.dict) {
-        dict.note_raw_iris();
-    }
     let mut plus: Vec<Quad> = (added.quads.quads())
         .map(|q| q.map(|t| ids[t.index()]))
         .collect();

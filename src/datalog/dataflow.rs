@@ -274,11 +274,7 @@ pub struct Settings {
 pub fn check(program: &Program, cluster: bool) -> Vec<Unsupported> {
     let mut out = Vec::new();
     for (rule, footprint) in program.rules.iter().zip(&program.footprints) {
-        let mut walk = Walk::default();
-        check_op(&rule.body, &mut walk);
-        for head in &rule.heads {
-            walk.computes |= !is_plain(&head.terms);
-        }
+        let walk = walk_rule(rule);
         let mut found = walk.found;
         if cluster && walk.computes {
             found.push(IN_CLUSTER);
@@ -321,14 +317,18 @@ struct Walk {
     computes: bool,
 }
 
-/// Whether any rule of `program` computes terms (a BIND of a computed value, an aggregate, a head's triple term
-/// or minted reifier).
+/// A rule's body walked ([`check_op`]), and whether it computes terms there or in its heads (a BIND of a
+/// computed value, an aggregate, a head's triple term or minted reifier).
+fn walk_rule(rule: &Rule) -> Walk {
+    let mut walk = Walk::default();
+    check_op(&rule.body, &mut walk);
+    walk.computes |= rule.heads.iter().any(|h| !is_plain(&h.terms));
+    walk
+}
+
+/// Whether any rule of `program` computes terms ([`walk_rule`]).
 fn computes_terms(program: &Program) -> bool {
-    program.rules.iter().any(|rule| {
-        let mut walk = Walk::default();
-        check_op(&rule.body, &mut walk);
-        walk.computes || rule.heads.iter().any(|h| !is_plain(&h.terms))
-    })
+    program.rules.iter().any(|rule| walk_rule(rule).computes)
 }
 
 /// Whether a head term is, or holds, a blank node.
@@ -601,6 +601,7 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 let mint = (self.mint.clone()).expect("a program with aggregates has a mint");
                 let env = self.env.clone();
                 let key_cells: Vec<usize> = keys.iter().map(|v| v.index()).collect();
+                let key_vars = key_cells.clone();
                 let aggregates = aggregates.clone();
                 // Over the facts as a set, as the executor reads them: a fact two stages derive is twice in
                 // the collection, which no pattern elsewhere minds (heads are sets), but COUNT and SUM would.
@@ -611,14 +612,10 @@ impl<'s, T: Timestamp + Lattice> Cx<'s, T> {
                 if keys.is_empty() {
                     keyed = keyed.concat(self.unit.clone().map(|()| (Vec::new(), None)));
                 }
-                let key_vars: Vec<usize> = keys.iter().map(|v| v.index()).collect();
                 keyed
                     .reduce(move |key: &Row, rows: &[(&Option<Row>, isize)], out| {
                         let mut group = GroupState::new(&aggregates);
                         let mut cells = vec![ROW_UNBOUND; width];
-                        for &i in &key_vars {
-                            cells[i] = ROW_UNBOUND;
-                        }
                         for (&k, &i) in key.iter().zip(&key_vars) {
                             cells[i] = TermId(k);
                         }

@@ -534,6 +534,11 @@ impl Dictionary {
         });
     }
 
+    /// Notes the raw IRIs of `other`, whose terms were interned into this dictionary (a change set's).
+    pub fn take_raw_iris_of(&mut self, other: &Dictionary) {
+        self.raw_iris |= other.raw_iris;
+    }
+
     /// The id of an IRI, if the dictionary has seen it.
     pub fn lookup_iri(&self, iri: &str) -> Option<TermId> {
         let (ns, local) = split_iri(iri);

@@ -362,7 +362,10 @@ pub fn import(
     local: &Dictionary,
     name: &str,
 ) -> Result<Vec<TermId>, LoadError> {
-    chunks::merge_terms(dict, name, local, &mut |dict, _| dict.new_blank_node())
+    let ids = chunks::merge_terms(dict, name, local, &mut |dict, _| dict.new_blank_node())?;
+    // The IRIs it brought, read with --lenient, may need escaping on output.
+    dict.take_raw_iris_of(local);
+    Ok(ids)
 }
 
 /// [`load`] into an existing dictionary (a saved state's).

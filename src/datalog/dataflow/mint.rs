@@ -112,11 +112,6 @@ impl Minted {
         }
     }
 
-    /// Whether the run computed no term.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Interns the computed terms into `dict` (the run's, which they extend) and renames them in `overlay`'s
     /// facts; in the order of their ids, so the dictionary grows as the run numbered them.
     pub fn adopt(self, dict: &mut Dictionary, overlay: Overlay) -> Overlay {
