@@ -267,35 +267,32 @@ fn main() {
         }
         Ok(())
     }));
-    // Cases written for the dataflow engine must run on it, not pass by being refused.
-    trials.push(Trial::test(
-        "cases_named_dataflow_run_with_identical_output_in_every_layout",
-        || {
+    // Cases written for the dataflow engine must run on it, not pass by being refused; cases that compute terms
+    // (BIND values, aggregates, a head's triple terms) run on one process, whose workers share the computed terms,
+    // and are refused by a cluster of processes, which cannot share them yet.
+    for (name, prefix, in_cluster) in [
+        (
+            "cases_named_dataflow_run_with_identical_output_in_every_layout",
+            "dataflow-",
+            Outcome::Same,
+        ),
+        (
+            "cases_named_minting_run_on_one_process_and_are_refused_by_a_cluster",
+            "minting-",
+            Outcome::Refused,
+        ),
+    ] {
+        trials.push(Trial::test(name, move || {
             named_cases_give(
-                "dataflow-",
+                prefix,
                 [
                     (Layout::Workers(1), Outcome::Same),
                     (Layout::Workers(2), Outcome::Same),
-                    (Layout::TwoProcesses, Outcome::Same),
+                    (Layout::TwoProcesses, in_cluster),
                 ],
             )
-        },
-    ));
-    // Cases that compute terms (BIND values, aggregates, a head's triple terms) run on one process, whose workers
-    // share the computed terms, and are refused by a cluster of processes, which cannot share them yet.
-    trials.push(Trial::test(
-        "cases_named_minting_run_on_one_process_and_are_refused_by_a_cluster",
-        || {
-            named_cases_give(
-                "minting-",
-                [
-                    (Layout::Workers(1), Outcome::Same),
-                    (Layout::Workers(2), Outcome::Same),
-                    (Layout::TwoProcesses, Outcome::Refused),
-                ],
-            )
-        },
-    ));
+        }));
+    }
     // A cross product of 2,000 facts makes 4M rows in one join step. Counted only after `distinct` gathered them
     // (as before), the run passed 540 MB and stopped on the heap bound (`run::memory`); counted as the rule
     // makes them, it stops on --max-facts at about 300 MB.
