@@ -2598,3 +2598,52 @@ fn a_run_stopped_by_a_signal_leaves_no_lock_file_beside_the_state() {
         assert_eq!(left_beside(dir.path()), Vec::<String>::new());
     }
 }
+
+// A state saved with --lenient from data whose IRIs all read strictly, then a change set with one that does not:
+// the patch escapes it (`\u003E`), as a run over all of it would, and does not write `<http://e/m>>`.
+#[test]
+fn an_iri_a_lenient_change_set_brings_is_escaped_in_the_patch() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("d.nt"),
+        "<http://e/a> <http://e/p> <http://e/b> .\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("r.rq"),
+        "CONSTRUCT { ?s <http://e/q> ?o } WHERE { ?s <http://e/p> ?o }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("add.nt"),
+        "<http://e/n> <http://e/p> <http://e/m\\u003E> .\n",
+    )
+    .unwrap();
+    let saved = run(
+        dir.path(),
+        &["materialize", "-q", "d.nt", "--rules", "r.rq", "--lenient"]
+            .into_iter()
+            .chain(["-o", "o.nt", "--state", "st"])
+            .collect::<Vec<_>>(),
+    );
+    assert!(saved.status.success(), "{}", stderr(&saved));
+    let added = run(
+        dir.path(),
+        &[
+            "materialize",
+            "-q",
+            "--state",
+            "st",
+            "--add",
+            "add.nt",
+            "--diff",
+            "-",
+        ],
+    );
+    assert!(added.status.success(), "{}", stderr(&added));
+    assert!(
+        stdout(&added).contains("A <http://e/n> <http://e/q> <http://e/m\\u003E> ."),
+        "{}",
+        stdout(&added)
+    );
+}
